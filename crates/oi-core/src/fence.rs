@@ -1,0 +1,263 @@
+//! Text-mode code detection: finds the first fenced code block in a streamed reply.
+//!
+//! Fixes the original's parser (spec b.4, j.2): no token is lost because it ends in a backtick,
+//! language words are never deleted from code, text before the fence stays a message, and the
+//! result is the same however the stream is cut into pieces. Like the original, one code block
+//! ends the reply ([`FenceParser::is_done`]); an empty language means `python`.
+
+use crate::model::ModelDelta;
+
+const FENCE: &str = "```";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Text,
+    Language,
+    Code,
+    Done,
+}
+
+/// Incremental fenced-code parser. Feed it text with [`push`](Self::push), then call
+/// [`finish`](Self::finish) when the stream ends.
+#[derive(Debug, Clone)]
+pub struct FenceParser {
+    state: State,
+    buf: String,
+    language: String,
+    /// In `Code`, whether `buf` begins at the start of a line.
+    line_start: bool,
+}
+
+impl Default for FenceParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FenceParser {
+    /// A parser at the start of a reply.
+    pub fn new() -> Self {
+        FenceParser {
+            state: State::Text,
+            buf: String::new(),
+            language: String::new(),
+            line_start: true,
+        }
+    }
+
+    /// Whether the closing fence of the first block has been seen (the rest of the reply is
+    /// ignored, as in the original).
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Feeds the next piece of the reply and returns what is now certain.
+    pub fn push(&mut self, text: &str) -> Vec<ModelDelta> {
+        if self.state == State::Done {
+            return Vec::new();
+        }
+        self.buf.push_str(text);
+        let mut out = Vec::new();
+        loop {
+            let progressed = match self.state {
+                State::Text => self.step_text(&mut out),
+                State::Language => self.step_language(),
+                State::Code => self.step_code(&mut out),
+                State::Done => false,
+            };
+            if !progressed {
+                return out;
+            }
+        }
+    }
+
+    /// Ends the reply: whatever was held back is released.
+    pub fn finish(&mut self) -> Vec<ModelDelta> {
+        let rest = std::mem::take(&mut self.buf);
+        let out = match self.state {
+            State::Text if !rest.is_empty() => vec![ModelDelta::Message(rest)],
+            State::Code if !rest.is_empty() => {
+                vec![ModelDelta::Code {
+                    language: self.language.clone(),
+                    code: rest,
+                }]
+            }
+            _ => Vec::new(),
+        };
+        self.state = State::Done;
+        out
+    }
+
+    /// Text outside a block: emit all but a possible start of a fence.
+    fn step_text(&mut self, out: &mut Vec<ModelDelta>) -> bool {
+        if let Some(at) = self.buf.find(FENCE) {
+            let before: String = self.buf[..at].to_owned();
+            self.buf.drain(..at + FENCE.len());
+            if !before.is_empty() {
+                out.push(ModelDelta::Message(before));
+            }
+            self.state = State::Language;
+            return true;
+        }
+        let keep = self.buf.len() - self.buf.trim_end_matches('`').len();
+        let emit_to = self.buf.len() - keep;
+        if emit_to > 0 {
+            let text: String = self.buf.drain(..emit_to).collect();
+            out.push(ModelDelta::Message(text));
+        }
+        false
+    }
+
+    /// The rest of the opening fence's line names the language.
+    fn step_language(&mut self) -> bool {
+        let Some(newline) = self.buf.find('\n') else {
+            return false;
+        };
+        let line: String = self.buf.drain(..=newline).collect();
+        let language: String = line
+            .chars()
+            .filter(|c| c.is_alphabetic())
+            .flat_map(char::to_lowercase)
+            .collect();
+        self.language = if language.is_empty() {
+            "python".to_owned()
+        } else {
+            language
+        };
+        self.state = State::Code;
+        self.line_start = true;
+        true
+    }
+
+    /// Inside a block: emit code up to a line that is (or may become) the closing fence.
+    fn step_code(&mut self, out: &mut Vec<ModelDelta>) -> bool {
+        let mut starts: Vec<usize> = Vec::new();
+        if self.line_start {
+            starts.push(0);
+        }
+        starts.extend(self.buf.match_indices('\n').map(|(i, _)| i + 1));
+        let mut hold_from = self.buf.len();
+        for &start in &starts {
+            let rest = self.buf[start..].trim_start_matches([' ', '\t']);
+            if rest.starts_with(FENCE) {
+                let code_end = start.saturating_sub(1);
+                let code: String = self.buf[..code_end].to_owned();
+                if !code.is_empty() {
+                    out.push(ModelDelta::Code {
+                        language: self.language.clone(),
+                        code,
+                    });
+                }
+                self.buf.clear();
+                self.state = State::Done;
+                return false;
+            }
+            let last_line = !rest.contains('\n');
+            if last_line && FENCE.starts_with(rest) {
+                hold_from = start.saturating_sub(1);
+                if start == 0 {
+                    hold_from = 0;
+                }
+            }
+        }
+        if hold_from > 0 {
+            let code: String = self.buf.drain(..hold_from).collect();
+            out.push(ModelDelta::Code {
+                language: self.language.clone(),
+                code,
+            });
+            self.line_start = false;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(pieces: &[&str]) -> (String, String, String) {
+        let mut parser = FenceParser::new();
+        let mut deltas = Vec::new();
+        for piece in pieces {
+            deltas.extend(parser.push(piece));
+        }
+        deltas.extend(parser.finish());
+        let (mut text, mut code, mut language) = (String::new(), String::new(), String::new());
+        for delta in deltas {
+            match delta {
+                ModelDelta::Message(t) => text.push_str(&t),
+                ModelDelta::Code {
+                    language: l,
+                    code: c,
+                } => {
+                    language = l;
+                    code.push_str(&c);
+                }
+            }
+        }
+        (text, code, language)
+    }
+
+    #[test]
+    fn splits_text_and_code() {
+        let got = parse_all(&["Let me compute that.\n```python\nprint(239023*79043)\n```\nDone"]);
+        assert_eq!(
+            got,
+            (
+                "Let me compute that.\n".into(),
+                "print(239023*79043)".into(),
+                "python".into()
+            )
+        );
+    }
+
+    #[test]
+    fn keeps_language_words_and_backticks_in_text() {
+        let got = parse_all(&[
+            "Use `ls` or ",
+            "`",
+            "`pwd`",
+            "\n``",
+            "`python3\nimport python\n``",
+            "`",
+        ]);
+        assert_eq!(
+            got,
+            (
+                "Use `ls` or ``pwd`\n".into(),
+                "import python".into(),
+                "python".into()
+            )
+        );
+    }
+
+    #[test]
+    fn empty_language_is_python_and_empty_block_is_empty() {
+        assert_eq!(
+            parse_all(&["```\n```"]),
+            (String::new(), String::new(), String::new())
+        );
+        assert_eq!(
+            parse_all(&["```", "\nx = 1\n", "```"]),
+            (String::new(), "x = 1".into(), "python".into())
+        );
+    }
+
+    #[test]
+    fn unterminated_block_keeps_its_code() {
+        assert_eq!(
+            parse_all(&["```shell\necho hi\n``"]),
+            (String::new(), "echo hi\n``".into(), "shell".into())
+        );
+    }
+
+    #[test]
+    fn backticks_inside_code_lines_are_code() {
+        let got = parse_all(&["```bash\necho \"```\"\nls\n  ```\n"]);
+        assert_eq!(
+            got,
+            (String::new(), "echo \"```\"\nls".into(), "bash".into())
+        );
+    }
+}

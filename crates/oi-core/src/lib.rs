@@ -1,0 +1,42 @@
+//! # oi-core
+//!
+//! The heart of oi, a Rust re-implementation of Open Interpreter: LMC messages and chunks,
+//! start/end flag framing, the respond loop, settings and conversation history, and the two
+//! traits the other crates implement: [`LanguageModel`] (in `oi-llm`) and [`Computer`]
+//! (in `oi-computer`). This crate speaks no HTTP and spawns no process.
+//!
+//! Two faces share one core: the async [`Interpreter`] (a [`Turn`] is a cancellable stream of
+//! chunks) and the blocking [`OpenInterpreter`] (`chat(message) -> Vec<Message>`).
+//!
+//! ```no_run
+//! # fn demo(model: std::sync::Arc<dyn oi_core::LanguageModel>, computer: std::sync::Arc<dyn oi_core::Computer>) -> Result<(), oi_core::TurnError> {
+//! use oi_core::{OpenInterpreter, Settings};
+//! let mut settings = Settings::default();
+//! settings.auto_run = true;
+//! let oi = OpenInterpreter::new(settings, model, computer)?;
+//! for message in oi.chat("compute 239023*79043")? {
+//!     println!("{}", serde_json::to_string(&message).unwrap_or_default());
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod computer;
+pub mod fence;
+pub mod framing;
+pub mod history;
+pub mod interpreter;
+pub mod lmc;
+pub mod model;
+pub mod prompts;
+pub mod repair;
+mod respond;
+pub mod settings;
+pub mod sync;
+pub mod truncate;
+
+pub use computer::{Computer, LanguageSpec, Output, OutputStream};
+pub use interpreter::{CancelHandle, ChatInput, Decision, Interpreter, Turn, TurnError};
+pub use lmc::{Chunk, CodeContent, Content, Kind, LmcError, Message, Recipient, Role};
+pub use model::{LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream};
+pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
+pub use sync::OpenInterpreter;

@@ -1,0 +1,79 @@
+//! The language-model trait: LMC messages in, a cancellable stream of LMC-shaped deltas out.
+//! Implemented by `oi-llm`; core never speaks HTTP.
+
+use futures::stream::BoxStream;
+
+use crate::lmc::Message;
+use crate::settings::{LlmSettings, Templates};
+
+/// What the respond loop asks the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// The system message first, then the conversation (and, in loop mode, the hidden loop
+    /// message last). Text-mode execution instructions are NOT yet appended: the provider
+    /// appends `llm.execution_instructions` when it uses fenced blocks.
+    pub messages: Vec<Message>,
+    /// Lower-case names of the languages the computer can run (the `execute` tool's enum).
+    pub languages: Vec<String>,
+    /// Model settings.
+    pub llm: LlmSettings,
+    /// How to turn history back into provider messages.
+    pub templates: Templates,
+}
+
+/// One piece of the model's reply, already in LMC terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelDelta {
+    /// Assistant text.
+    Message(String),
+    /// A piece of code in `language` (the language is fixed for a whole block).
+    Code {
+        /// The language, lower-case, as the model named it.
+        language: String,
+        /// The next piece of code.
+        code: String,
+    },
+}
+
+/// A stream of deltas; dropping it cancels the request.
+pub type ModelStream = BoxStream<'static, Result<ModelDelta, ModelError>>;
+
+/// Why a model request failed. Messages are written for the person who reads them.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum ModelError {
+    /// The settings cannot work (no API key, bad model name, …); nothing was sent.
+    #[error("{0}")]
+    Config(String),
+    /// The model server could not be reached.
+    #[error(
+        "could not reach the model server at {url}: {reason}. Check that it is running and that --api_base is right."
+    )]
+    Unreachable {
+        /// The URL tried.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The server answered with an HTTP error.
+    #[error("the model server answered HTTP {status}: {body}")]
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// The body (shortened).
+        body: String,
+    },
+    /// The reply could not be understood or was cut off.
+    #[error("the model's reply broke off or could not be read: {0}")]
+    Stream(String),
+}
+
+/// A language model.
+pub trait LanguageModel: Send + Sync {
+    /// Whether code comes back as calls of the `execute` tool (true) or as fenced code blocks
+    /// in the text (false), for these settings.
+    fn uses_tool_calls(&self, llm: &LlmSettings) -> bool;
+
+    /// Starts a streamed reply. The request is sent when the stream is first polled; dropping
+    /// the stream cancels it.
+    fn stream(&self, request: ModelRequest) -> ModelStream;
+}

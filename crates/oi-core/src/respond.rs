@@ -1,0 +1,309 @@
+//! The respond loop (spec b): build the prompt → stream the model → check the code → ask for
+//! approval → run → feed the output back → repeat until a reply has no code.
+//!
+//! Each step is a small function; the generator at the bottom only sequences them and passes
+//! every chunk through the [`Framer`], which stores messages and adds `start`/`end` flags.
+
+use std::sync::Arc;
+
+use futures::{Stream, StreamExt};
+
+use crate::computer::{Computer, find_language};
+use crate::framing::{Framer, FramerOptions};
+use crate::interpreter::{Decision, Shared, TurnControl, TurnError};
+use crate::lmc::{Chunk, Content, Kind, Message, Role};
+use crate::model::{LanguageModel, ModelDelta, ModelRequest};
+use crate::prompts;
+use crate::repair::{self, CodePlan};
+use crate::settings::Settings;
+
+/// Everything one turn needs.
+pub(crate) struct TurnContext {
+    pub shared: Arc<Shared>,
+    pub settings: Settings,
+    pub model: Arc<dyn LanguageModel>,
+    pub computer: Arc<dyn Computer>,
+    pub control: Arc<TurnControl>,
+    /// Save the conversation when the turn ends.
+    pub save_history: bool,
+}
+
+/// The framer plus the conversation it stores into.
+struct Store {
+    framer: Framer,
+    shared: Arc<Shared>,
+}
+
+impl Store {
+    fn push(&mut self, chunk: Chunk) -> Vec<Chunk> {
+        let mut messages = self.shared.messages();
+        self.framer.push(chunk, &mut messages)
+    }
+
+    fn close(&mut self) -> Option<Chunk> {
+        self.framer.close()
+    }
+}
+
+/// Composes the system message (spec b.1): base, custom instructions, then renders `{{ }}`.
+async fn system_message(settings: &Settings, computer: &Arc<dyn Computer>) -> String {
+    let mut text = settings.system_message.clone();
+    if !settings.custom_instructions.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&settings.custom_instructions);
+    }
+    if text.contains("{{") {
+        render_templates(&text, computer).await
+    } else {
+        text
+    }
+}
+
+/// Replaces each `{{ code }}` block with the console output of running it in Python.
+async fn render_templates(text: &str, computer: &Arc<dyn Computer>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        let Some(close) = rest[open..].find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        let code = &rest[open + 2..open + close];
+        let mut outputs = Vec::new();
+        let mut stream = computer.run("python", code);
+        while let Some(output) = stream.next().await {
+            if output.kind == Kind::Console && output.format.as_deref() == Some("output") {
+                if let Content::Text(t) = output.content {
+                    if !t.contains("IGNORE_ALL_ABOVE_THIS_LINE") {
+                        outputs.push(t);
+                    }
+                }
+            }
+        }
+        out.push_str(&outputs.join("\n"));
+        rest = &rest[open + close + 2..];
+    }
+    out.push_str(rest);
+    out.trim().to_owned()
+}
+
+/// Builds the model request: the system message, the conversation, and in loop mode the hidden
+/// loop message (never stored).
+fn model_request(ctx: &TurnContext, system: String, with_loop_message: bool) -> ModelRequest {
+    let mut messages = vec![Message::new(Role::System, Kind::Message, system)];
+    messages.extend(ctx.shared.messages().iter().cloned());
+    if with_loop_message {
+        messages.push(Message::user(ctx.settings.loop_message.clone()));
+    }
+    ModelRequest {
+        messages,
+        languages: ctx
+            .computer
+            .languages()
+            .iter()
+            .map(|l| l.name.to_lowercase())
+            .collect(),
+        llm: ctx.settings.llm.clone(),
+        templates: ctx.settings.templates(),
+    }
+}
+
+fn delta_chunk(delta: ModelDelta) -> Chunk {
+    match delta {
+        ModelDelta::Message(text) => Chunk::assistant_message(text),
+        ModelDelta::Code { language, code } => Chunk::assistant_code(&language, code),
+    }
+}
+
+/// The last stored message, if it is code: (language, code).
+fn pending_code(shared: &Shared) -> Option<(String, String)> {
+    let messages = shared.messages();
+    let last = messages
+        .last()
+        .filter(|m| m.kind == Kind::Code && m.role == Role::Assistant)?;
+    Some((
+        last.format.clone().unwrap_or_default(),
+        last.text().to_owned(),
+    ))
+}
+
+/// Rewrites the last (code) message so the model sees the repaired code.
+fn store_repaired(shared: &Shared, language: &str, code: &str) {
+    let mut messages = shared.messages();
+    if let Some(last) = messages.last_mut() {
+        last.format = Some(language.to_owned());
+        last.content = Content::Text(code.to_owned());
+    }
+}
+
+/// Replaces the last (code) message with a plain assistant message.
+fn store_note(shared: &Shared, text: String) {
+    let mut messages = shared.messages();
+    if let Some(last) = messages.last_mut() {
+        *last = Message::assistant(text);
+    }
+}
+
+/// Loop mode (spec b.10): whether to go on with the hidden loop message. Tidies the stored
+/// conversation the way the original does when it goes on.
+fn continue_loop(settings: &Settings, shared: &Shared) -> bool {
+    if !settings.loop_mode {
+        return false;
+    }
+    let mut messages = shared.messages();
+    let Some(last) = messages.last() else {
+        return false;
+    };
+    if last.role != Role::Assistant {
+        return false;
+    }
+    let text = last.text();
+    if settings
+        .loop_breakers
+        .iter()
+        .any(|breaker| text.contains(breaker.as_str()))
+    {
+        return false;
+    }
+    messages.retain(|m| m.text() != settings.loop_message);
+    let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
+    for message in messages.drain(..) {
+        let mergeable = |m: &Message| m.role == Role::Assistant && m.kind == Kind::Message;
+        match merged.last_mut() {
+            Some(prev) if mergeable(prev) && mergeable(&message) => {
+                let joined = format!("{}\n{}", prev.text(), message.text());
+                prev.content = Content::Text(joined);
+            }
+            _ => merged.push(message),
+        }
+    }
+    *messages = merged;
+    true
+}
+
+/// The code to run after approval: the stored code, or the consumer's edit of it.
+fn code_after_decision(shared: &Shared, decision: Option<Decision>, code: String) -> String {
+    let Some(Decision::Edit(edited)) = decision else {
+        return code;
+    };
+    let mut messages = shared.messages();
+    if let Some(last) = messages.last_mut().filter(|m| m.kind == Kind::Code) {
+        last.content = Content::Text(edited.clone());
+    }
+    edited
+}
+
+fn save_history(ctx: &TurnContext) -> Result<(), TurnError> {
+    let Some(dir) = ctx.settings.conversations_dir() else {
+        return Ok(());
+    };
+    let messages = ctx.shared.messages().clone();
+    if messages.is_empty() {
+        return Ok(());
+    }
+    let filename = {
+        let mut settings = ctx.shared.settings();
+        settings
+            .conversation_filename
+            .get_or_insert_with(|| {
+                crate::history::conversation_filename(&messages, chrono::Local::now())
+            })
+            .clone()
+    };
+    crate::history::save(&dir, &filename, &messages)?;
+    Ok(())
+}
+
+/// The respond loop as a stream of framed chunks.
+pub(crate) fn respond(
+    ctx: TurnContext,
+) -> impl Stream<Item = Result<Chunk, TurnError>> + Send + 'static {
+    async_stream::stream! {
+        let mut store = Store {
+            framer: Framer::new(FramerOptions {
+                emit_confirmations: !ctx.settings.auto_run,
+                max_output: ctx.settings.max_output,
+                add_scrollbars: ctx.settings.import_computer_api,
+            }),
+            shared: ctx.shared.clone(),
+        };
+        let languages = ctx.computer.languages();
+        let mut last_unsupported = String::new();
+        let mut insert_loop_message = false;
+        loop {
+            if ctx.shared.messages().is_empty() {
+                yield Err(TurnError::NoMessage);
+                return;
+            }
+            if pending_code(&ctx.shared).is_none() {
+                let system = system_message(&ctx.settings, &ctx.computer).await;
+                let request = model_request(&ctx, system, insert_loop_message);
+                if insert_loop_message {
+                    insert_loop_message = false;
+                    for c in store.push(Chunk::assistant_message("\n\n")) { yield Ok(c); }
+                }
+                let mut stream = ctx.model.stream(request);
+                while let Some(item) = stream.next().await {
+                    match item {
+                        Ok(delta) => for c in store.push(delta_chunk(delta)) { yield Ok(c); },
+                        Err(error) => {
+                            if let Some(end) = store.close() { yield Ok(end); }
+                            yield Err(TurnError::Model(error));
+                            return;
+                        }
+                    }
+                }
+            }
+            let Some((language, code)) = pending_code(&ctx.shared) else {
+                if continue_loop(&ctx.settings, &ctx.shared) {
+                    insert_loop_message = true;
+                    continue;
+                }
+                break;
+            };
+            let (language, code) = repair::repair(&language, &code);
+            store_repaired(&ctx.shared, &language, &code);
+            let supported = |name: &str| find_language(&languages, name).is_some();
+            match repair::plan(&language, &code, supported) {
+                CodePlan::Note(text) => {
+                    store_note(&ctx.shared, text);
+                    continue;
+                }
+                CodePlan::Empty => {
+                    for c in store.push(Chunk::console_output(prompts::EMPTY_CODE_MESSAGE)) { yield Ok(c); }
+                    continue;
+                }
+                CodePlan::Unsupported { language, code } => {
+                    let text = prompts::unsupported_language_message(&language);
+                    for c in store.push(Chunk::console_output(text)) { yield Ok(c); }
+                    if code == last_unsupported {
+                        break;
+                    }
+                    last_unsupported = code;
+                    continue;
+                }
+                CodePlan::Run { language, code } => {
+                    for c in store.push(Chunk::confirmation(&language, &code)) { yield Ok(c); }
+                    let decision = ctx.control.take_decision();
+                    if decision == Some(Decision::Decline) {
+                        if let Some(end) = store.close() { yield Ok(end); }
+                        ctx.shared.messages().push(Message::user(prompts::DECLINED_MESSAGE));
+                        break;
+                    }
+                    let code = code_after_decision(&ctx.shared, decision, code);
+                    let mut output = ctx.computer.run(&language, &code);
+                    while let Some(piece) = output.next().await {
+                        for c in store.push(piece.into_chunk()) { yield Ok(c); }
+                    }
+                    for c in store.push(Chunk::active_line(None)) { yield Ok(c); }
+                }
+            }
+        }
+        if let Some(end) = store.close() { yield Ok(end); }
+        if ctx.save_history && ctx.settings.conversation_history {
+            if let Err(error) = save_history(&ctx) {
+                yield Err(error);
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Interpreter and model settings with Open Interpreter 0.4.3's defaults (spec f.2).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::prompts;
+
+/// Who receives code output in text mode (spec b.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputSender {
+    /// Output goes back as a user message built from the output templates (default).
+    #[default]
+    User,
+    /// Output is appended to the assistant's turn as an ```` ```output ```` block.
+    Assistant,
+}
+
+/// Safe mode (only the CLI acts on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SafeMode {
+    /// No scanning (default).
+    #[default]
+    Off,
+    /// Offer a scan before approval.
+    Ask,
+    /// Always scan before approval.
+    Auto,
+}
+
+/// Everything a model provider needs to know about the model (spec f.2, `Llm`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    /// The model name as users write it (`gpt-4o`, `openai/local`, `ollama/llama3`, …).
+    pub model: String,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// Whether the model takes the `execute` tool (`None` = decide from the model name).
+    pub supports_functions: Option<bool>,
+    /// Whether the model takes images (`None` = decide from the model name).
+    pub supports_vision: Option<bool>,
+    /// Appended to the system message in text mode.
+    pub execution_instructions: String,
+    /// Context window in tokens.
+    pub context_window: Option<u64>,
+    /// Maximum tokens in a reply.
+    pub max_tokens: Option<u64>,
+    /// Base URL of the provider's API.
+    pub api_base: Option<String>,
+    /// The provider's API key.
+    pub api_key: Option<String>,
+    /// Azure-style API version.
+    pub api_version: Option<String>,
+    /// Spending cap in USD.
+    pub max_budget: Option<f64>,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        LlmSettings {
+            model: "gpt-4o".to_owned(),
+            temperature: 0.0,
+            supports_functions: None,
+            supports_vision: None,
+            execution_instructions: prompts::EXECUTION_INSTRUCTIONS.to_owned(),
+            context_window: None,
+            max_tokens: None,
+            api_base: None,
+            api_key: None,
+            api_version: None,
+            max_budget: None,
+        }
+    }
+}
+
+/// How a model's reply is turned back into messages for the next request (spec b.6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Templates {
+    /// Applied to the last user message (`{content}` is replaced).
+    pub user_message_template: String,
+    /// Apply the user template to every user message.
+    pub always_apply_user_message_template: bool,
+    /// Text-mode wrapper for code output.
+    pub code_output_template: String,
+    /// Text-mode message for code that printed nothing.
+    pub empty_code_output_template: String,
+    /// Who "says" code output in text mode.
+    pub code_output_sender: OutputSender,
+}
+
+/// All interpreter settings, defaults exactly as Open Interpreter 0.4.3.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Run code without asking (default false).
+    pub auto_run: bool,
+    /// Characters of console output kept in the stored conversation (default 2800).
+    pub max_output: usize,
+    /// Keep going with a hidden "Proceed" message until a loop breaker phrase appears.
+    #[serde(rename = "loop")]
+    pub loop_mode: bool,
+    /// The hidden loop message.
+    pub loop_message: String,
+    /// Phrases that end loop mode.
+    pub loop_breakers: Vec<String>,
+    /// The system message.
+    pub system_message: String,
+    /// Appended to the system message.
+    pub custom_instructions: String,
+    /// Applied to the last user message.
+    pub user_message_template: String,
+    /// Apply the user template to every user message.
+    pub always_apply_user_message_template: bool,
+    /// Text-mode wrapper for code output.
+    pub code_output_template: String,
+    /// Text-mode message for code that printed nothing.
+    pub empty_code_output_template: String,
+    /// Who "says" code output in text mode.
+    pub code_output_sender: OutputSender,
+    /// No network but the model provider.
+    pub offline: bool,
+    /// Print internals.
+    pub verbose: bool,
+    /// Print even more internals.
+    pub debug: bool,
+    /// Safe mode (CLI only).
+    pub safe_mode: SafeMode,
+    /// Shrink large images before sending them.
+    pub shrink_images: bool,
+    /// Save the conversation after each turn.
+    pub conversation_history: bool,
+    /// Where conversations are saved (default: `<config dir>/open-interpreter/conversations`).
+    pub conversation_history_path: Option<PathBuf>,
+    /// The file name of this conversation (chosen on first save).
+    pub conversation_filename: Option<String>,
+    /// Offer the `computer` Python API (affects the truncation hint).
+    pub import_computer_api: bool,
+    /// Plain-text display in the CLI.
+    pub plain_text_display: bool,
+    /// Disable telemetry (oi never sends any; kept for compatibility).
+    pub disable_telemetry: bool,
+    /// Model settings.
+    pub llm: LlmSettings,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            auto_run: false,
+            max_output: 2800,
+            loop_mode: false,
+            loop_message: prompts::LOOP_MESSAGE.to_owned(),
+            loop_breakers: prompts::LOOP_BREAKERS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            system_message: prompts::default_system_message(),
+            custom_instructions: String::new(),
+            user_message_template: prompts::USER_MESSAGE_TEMPLATE.to_owned(),
+            always_apply_user_message_template: false,
+            code_output_template: prompts::CODE_OUTPUT_TEMPLATE.to_owned(),
+            empty_code_output_template: prompts::EMPTY_CODE_OUTPUT_TEMPLATE.to_owned(),
+            code_output_sender: OutputSender::User,
+            offline: false,
+            verbose: false,
+            debug: false,
+            safe_mode: SafeMode::Off,
+            shrink_images: true,
+            conversation_history: true,
+            conversation_history_path: None,
+            conversation_filename: None,
+            import_computer_api: false,
+            plain_text_display: false,
+            disable_telemetry: false,
+            llm: LlmSettings::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// The templates the model provider needs to convert history.
+    pub fn templates(&self) -> Templates {
+        Templates {
+            user_message_template: self.user_message_template.clone(),
+            always_apply_user_message_template: self.always_apply_user_message_template,
+            code_output_template: self.code_output_template.clone(),
+            empty_code_output_template: self.empty_code_output_template.clone(),
+            code_output_sender: self.code_output_sender,
+        }
+    }
+
+    /// Where conversations are saved.
+    pub fn conversations_dir(&self) -> Option<PathBuf> {
+        self.conversation_history_path
+            .clone()
+            .or_else(|| config_dir().map(|dir| dir.join("conversations")))
+    }
+}
+
+/// Open Interpreter's config directory (`~/.config/open-interpreter` on Linux,
+/// `~/Library/Application Support/open-interpreter` on macOS).
+pub fn config_dir() -> Option<PathBuf> {
+    dirs::config_dir().map(|dir| dir.join("open-interpreter"))
+}
