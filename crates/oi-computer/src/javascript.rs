@@ -1,0 +1,20 @@
+//! The JavaScript session: `node` running a small driver with one persistent `vm` context.
+
+use crate::languages::{Language, missing_program_message};
+use crate::process::{Spawned, program_exists, spawn};
+
+/// The driver script the session runs.
+const DRIVER: &str = include_str!("js_driver.js");
+
+/// Starts a node session, or says that node is missing.
+pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
+    if !program_exists("node") {
+        return Err(missing_program_message(
+            "node",
+            Language::JavaScript,
+            "Node.js (e.g. `apt-get install nodejs`)",
+        ));
+    }
+    spawn("node", &["-e", DRIVER], &[("OI_NONCE", nonce)])
+        .map_err(|e| format!("Could not start `node`: {e}\n"))
+}

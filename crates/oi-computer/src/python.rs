@@ -1,0 +1,36 @@
+//! The Python session: `python3 -u -c <driver>`; commands are JSON lines on stdin.
+
+use crate::languages::{Language, missing_program_message};
+use crate::process::{Spawned, program_exists, spawn};
+
+/// The driver script the session runs.
+const DRIVER: &str = include_str!("python_driver.py");
+
+/// Starts a Python session, or says which program is missing.
+pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
+    let Some(program) = ["python3", "python"]
+        .into_iter()
+        .find(|p| program_exists(p))
+    else {
+        return Err(missing_program_message(
+            "python3",
+            Language::Python,
+            "Python 3 (e.g. `apt-get install python3`)",
+        ));
+    };
+    spawn(
+        program,
+        &["-u", "-c", DRIVER],
+        &[("OI_NONCE", nonce), ("PYTHONIOENCODING", "utf-8")],
+    )
+    .map_err(|e| format!("Could not start `{program}`: {e}\n"))
+}
+
+/// The command line that runs `code` as run `id`.
+pub(crate) fn command(id: u64, code: &str) -> Vec<u8> {
+    let mut line = serde_json::json!({ "id": id, "code": code })
+        .to_string()
+        .into_bytes();
+    line.push(b'\n');
+    line
+}

@@ -1,0 +1,67 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use oi_core::computer::{Computer, Output};
+use oi_core::lmc::Content;
+
+/// All text of console outputs.
+pub fn text(outputs: &[Output]) -> String {
+    outputs
+        .iter()
+        .filter(|o| o.format.as_deref() == Some("output"))
+        .filter_map(|o| o.content.as_text())
+        .collect()
+}
+
+/// The active lines, in order.
+pub fn lines(outputs: &[Output]) -> Vec<u64> {
+    outputs
+        .iter()
+        .filter_map(|o| match o.content {
+            Content::Line(n) if o.format.as_deref() == Some("active_line") => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs and collects the stream, failing after 20 s.
+pub async fn run(computer: &dyn Computer, language: &str, code: &str) -> Vec<Output> {
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        computer.run(language, code).collect::<Vec<_>>(),
+    )
+    .await
+    .expect("run did not finish within 20 s")
+}
+
+/// Whether process `pid` is alive (zombies count as dead).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `within` for `pid` to die.
+pub async fn wait_dead(pid: i32, within: Duration) -> bool {
+    let deadline = std::time::Instant::now() + within;
+    while std::time::Instant::now() < deadline {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    !alive(pid)
+}
