@@ -1,0 +1,26 @@
+//! # oi-testkit
+//!
+//! A scripted OpenAI-compatible model server for tests and demos. It speaks the real
+//! chat-completions wire (HTTP/1.1, JSON, server-sent events) on `127.0.0.1`, answers each
+//! request with the next scripted [`Reply`], and records every request it receives.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use oi_testkit::{Reply, Script, ScriptedServer};
+//! let server = ScriptedServer::start(Script::new([Reply::text("Hello!")])).await?;
+//! let base_url = server.base_url(); // "http://127.0.0.1:PORT/v1"
+//! # let _ = base_url; Ok(()) }
+//! ```
+//!
+//! [`Script::calculator`] is a reply-free mode that computes arithmetic with Python code, used
+//! by the README demo and end-to-end tests.
+
+mod calculator;
+mod reply;
+mod script;
+mod server;
+mod sse;
+
+pub use reply::{Cut, Ending, Reply, ToolCall};
+pub use script::Script;
+pub use server::{RecordedRequest, ScriptedServer, serve};
