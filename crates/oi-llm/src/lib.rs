@@ -1,0 +1,32 @@
+//! # oi-llm
+//!
+//! Model providers for oi. [`OpenAiCompatible`] implements [`oi_core::LanguageModel`] over
+//! any OpenAI-compatible `chat/completions` endpoint with streamed server-sent events, in
+//! Open Interpreter's two modes: the single `execute` tool, or fenced code blocks in text.
+//!
+//! The modules are small and public so that their pieces can be tested and reused:
+//! history conversion ([`convert`]), the tool schema ([`schema`]), partial JSON
+//! ([`partial_json`]), endpoint resolution ([`endpoint`]), retries ([`retry`]) and context
+//! trimming ([`trim`]).
+
+pub mod convert;
+pub mod endpoint;
+pub mod env;
+pub mod images;
+pub mod models;
+mod openai;
+pub mod partial_json;
+mod provider;
+pub mod request;
+pub mod retry;
+pub mod schema;
+mod sse;
+mod text;
+pub mod tool_stream;
+pub mod trim;
+
+pub use endpoint::Endpoint;
+pub use env::Env;
+pub use openai::{DEFAULT_IDLE_TIMEOUT, OpenAiCompatible};
+pub use provider::provider_for;
+pub use retry::RetryPolicy;

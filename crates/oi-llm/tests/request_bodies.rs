@@ -1,0 +1,55 @@
+//! Snapshots of the exact request bodies sent in both modes.
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
+use futures::StreamExt;
+use oi_core::{Kind, LanguageModel, LlmSettings, Message, ModelRequest, Role, Settings};
+use oi_llm::{Env, OpenAiCompatible, RetryPolicy};
+use oi_testkit::{Reply, Script, ScriptedServer};
+
+fn history() -> Vec<Message> {
+    vec![
+        Message::new(Role::System, Kind::Message, "You are a test."),
+        Message::user("  Compute 2+2 and list files.  "),
+        Message::assistant("Sure, computing."),
+        Message::code("python", "print(2+2)"),
+        Message::console_output("4\n"),
+        Message::assistant("Now the files."),
+        Message::code("shell", "ls empty_dir"),
+        Message::console_output(""),
+        Message::user("Thanks!"),
+    ]
+}
+
+async fn body_sent(model: &str) -> serde_json::Value {
+    let server = ScriptedServer::start(Script::new([Reply::text("ok")]))
+        .await
+        .unwrap();
+    let llm = LlmSettings {
+        model: model.to_owned(),
+        api_base: Some(server.base_url()),
+        api_key: Some("sk-test".into()),
+        max_tokens: Some(1000),
+        ..LlmSettings::default()
+    };
+    let request = ModelRequest {
+        messages: history(),
+        languages: vec!["python".into(), "shell".into()],
+        llm,
+        templates: Settings::default().templates(),
+    };
+    let provider = OpenAiCompatible::new()
+        .with_env(Env::empty())
+        .with_retry(RetryPolicy::none());
+    let _: Vec<_> = provider.stream(request).collect().await;
+    server.requests().remove(0).body
+}
+
+#[tokio::test]
+async fn tool_mode_request_body() {
+    insta::assert_json_snapshot!(body_sent("gpt-4o").await);
+}
+
+#[tokio::test]
+async fn text_mode_request_body() {
+    insta::assert_json_snapshot!(body_sent("openai/local").await);
+}
