@@ -1,0 +1,1 @@
+//! oi-server (being assembled)

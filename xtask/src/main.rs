@@ -1,0 +1,88 @@
+//! `cargo xtask`: project tasks that are not plain `cargo` commands.
+//!
+//! - `cargo xtask scripted-server [--host H] [--port P]`: runs the scripted OpenAI-compatible
+//!   model server (the calculator script) until CTRL-C, for demos and manual testing.
+//! - `cargo xtask demo [MESSAGE]`: builds `oi`, starts the scripted model server and runs
+//!   `oi -y --api_base … MESSAGE` against it (default message: "compute 239023*79043").
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, bail};
+
+fn usage() -> &'static str {
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n"
+}
+
+fn flag_value(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("scripted-server") => scripted_server(&args[1..]),
+        Some("demo") => demo(&args[1..]),
+        Some("-h" | "--help") | None => {
+            print!("{}", usage());
+            Ok(())
+        }
+        Some(other) => bail!("unknown command `{other}`\n\n{}", usage()),
+    }
+}
+
+fn scripted_server(args: &[String]) -> anyhow::Result<()> {
+    let host = flag_value(args, "--host").unwrap_or_else(|| "127.0.0.1".to_owned());
+    let port = flag_value(args, "--port").unwrap_or_else(|| "8787".to_owned());
+    let addr: SocketAddr = format!("{host}:{port}")
+        .parse()
+        .with_context(|| format!("`{host}:{port}` is not an address"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    println!("scripted model server (calculator) at http://{addr}/v1 — CTRL-C to stop");
+    runtime.block_on(oi_testkit::serve(addr, oi_testkit::Script::calculator()))?;
+    Ok(())
+}
+
+fn demo(args: &[String]) -> anyhow::Result<()> {
+    let message = if args.is_empty() {
+        "compute 239023*79043".to_owned()
+    } else {
+        args.join(" ")
+    };
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = std::process::Command::new(&cargo)
+        .args(["build", "--quiet", "--package", "oi-cli"])
+        .status()?;
+    if !status.success() {
+        bail!("building oi failed");
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned());
+    let oi = std::path::Path::new(&target).join("debug").join("oi");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let server = runtime.block_on(oi_testkit::ScriptedServer::start(
+        oi_testkit::Script::calculator(),
+    ))?;
+    println!("$ oi -y --api_base {} \"{message}\"", server.base_url());
+    let status = std::process::Command::new(&oi)
+        .args([
+            "-y",
+            "--api_base",
+            &server.base_url(),
+            "--api_key",
+            "demo",
+            &message,
+        ])
+        .status()
+        .with_context(|| format!("running {}", oi.display()))?;
+    drop(server);
+    if !status.success() {
+        bail!("oi exited with {status}");
+    }
+    Ok(())
+}
