@@ -1,5 +1,7 @@
 //! Flag framing against the spec's concrete stream (spec a.4), chunk for chunk.
 
+#![allow(clippy::unwrap_used)]
+
 use oi_core::framing::{Framer, FramerOptions};
 use oi_core::{Chunk, Message};
 
