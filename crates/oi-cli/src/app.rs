@@ -1,15 +1,11 @@
-//! Wires settings, the model provider and the computer into an interpreter, and runs a turn
-//! or a simple line-by-line session.
+//! Wiring: settings from defaults, the profile and flags; the interpreter from settings.
 
-use std::io::{BufRead, Write};
 use std::sync::Arc;
 
-use anyhow::Context as _;
-use futures::StreamExt;
-use oi_core::{Chunk, Content, Interpreter, Kind, Settings, Turn};
+use oi_core::{Interpreter, SafeMode, Settings};
 
 use crate::args::Args;
-use crate::render::PlainRenderer;
+use crate::profiles::{self, CliOptions, ProfileError};
 
 /// The version line.
 pub fn version_line() -> String {
@@ -19,9 +15,33 @@ pub fn version_line() -> String {
     )
 }
 
-/// Settings from the defaults overridden by flags.
-pub fn settings_from(args: &Args) -> Settings {
+/// The profile the flags select: `--profile`, else `--fast`/`--local`/`--vision`, else default.
+fn profile_name(args: &Args) -> &str {
+    if let Some(name) = &args.profile {
+        return name;
+    }
+    if args.fast {
+        "fast.yaml"
+    } else if args.local {
+        "local.yaml"
+    } else if args.vision {
+        "vision.yaml"
+    } else {
+        "default.yaml"
+    }
+}
+
+/// Settings: Open Interpreter's defaults, then the profile, then flags (flags win).
+pub fn settings_from(args: &Args) -> Result<(Settings, CliOptions), ProfileError> {
     let mut settings = Settings::default();
+    let mut cli = CliOptions::default();
+    let dir = profiles::profiles_dir();
+    profiles::load(profile_name(args), dir.as_deref())?.apply(&mut settings, &mut cli);
+    apply_flags(args, &mut settings, &mut cli);
+    Ok((settings, cli))
+}
+
+fn apply_flags(args: &Args, settings: &mut Settings, cli: &mut CliOptions) {
     let llm = &mut settings.llm;
     if let Some(model) = &args.model {
         llm.model = model.clone();
@@ -34,6 +54,7 @@ pub fn settings_from(args: &Args) -> Settings {
     }
     llm.context_window = args.context_window.or(llm.context_window);
     llm.max_tokens = args.max_tokens.or(llm.max_tokens);
+    llm.max_budget = args.max_budget.or(llm.max_budget);
     llm.supports_functions = args.supports_functions().or(llm.supports_functions);
     llm.supports_vision = args.supports_vision().or(llm.supports_vision);
     settings.auto_run |= args.auto_run;
@@ -47,11 +68,21 @@ pub fn settings_from(args: &Args) -> Settings {
     if let Some(custom) = &args.custom_instructions {
         settings.custom_instructions = custom.clone();
     }
+    if let Some(mode) = &args.safe_mode {
+        settings.safe_mode = match mode.as_str() {
+            "ask" => SafeMode::Ask,
+            "auto" => SafeMode::Auto,
+            _ => SafeMode::Off,
+        };
+    }
     settings.offline |= args.offline;
     settings.verbose |= args.verbose;
+    settings.debug |= args.debug;
     settings.plain_text_display |= args.plain || args.stdin;
     settings.disable_telemetry = true;
-    settings
+    if args.no_highlight_active_line {
+        cli.highlight_active_line = false;
+    }
 }
 
 /// Builds the interpreter from settings.
@@ -59,69 +90,4 @@ pub fn interpreter(settings: Settings) -> Interpreter {
     let model = Arc::new(oi_llm::OpenAiCompatible::new());
     let computer = Arc::new(oi_computer::LocalComputer::new());
     Interpreter::new(settings, model, computer)
-}
-
-/// Asks "Would you like to run this code? (y/n)" on the terminal. No answer (EOF) declines.
-fn ask_approval(turn: &Turn) -> std::io::Result<()> {
-    let mut out = std::io::stdout();
-    write!(out, "\nWould you like to run this code? (y/n)\n\n")?;
-    out.flush()?;
-    let mut answer = String::new();
-    let read = std::io::stdin().lock().read_line(&mut answer)?;
-    if read == 0 {
-        eprintln!("(no answer on standard input: declined. Use -y to run code without asking.)");
-        turn.decline();
-    } else if answer.trim().eq_ignore_ascii_case("y") {
-        turn.approve();
-    } else {
-        turn.decline();
-    }
-    Ok(())
-}
-
-/// Runs one turn, printing it as plain text. Returns an error if the turn failed.
-pub async fn run_turn(mut turn: Turn) -> anyhow::Result<()> {
-    let mut renderer = PlainRenderer::new();
-    let mut out = std::io::stdout();
-    while let Some(chunk) = turn.next().await {
-        let chunk: Chunk = chunk?;
-        if chunk.kind == Some(Kind::Confirmation) {
-            if let Some(Content::Code(_)) = &chunk.content {
-                tokio::task::block_in_place(|| ask_approval(&turn))
-                    .context("reading the answer")?;
-            }
-            continue;
-        }
-        let text = renderer.render(&chunk);
-        if !text.is_empty() {
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
-    }
-    Ok(())
-}
-
-/// A simple session: a `> ` prompt, one turn per line, until EOF.
-pub async fn interactive(interpreter: &Interpreter) -> anyhow::Result<()> {
-    if !interpreter.settings().auto_run {
-        println!("oi will require approval before running code. Use `oi -y` to bypass this.\n");
-    }
-    loop {
-        print!("> ");
-        std::io::stdout().flush()?;
-        let mut line = String::new();
-        let read = tokio::task::block_in_place(|| std::io::stdin().lock().read_line(&mut line))?;
-        if read == 0 {
-            println!();
-            return Ok(());
-        }
-        let message = line.trim();
-        if message.is_empty() {
-            continue;
-        }
-        if let Err(error) = run_turn(interpreter.chat(message)).await {
-            eprintln!("oi: error: {error:#}");
-        }
-        println!();
-    }
 }

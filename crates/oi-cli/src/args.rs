@@ -136,21 +136,64 @@ pub struct Args {
     /// Add to the system message.
     #[arg(long = "custom_instructions")]
     pub custom_instructions: Option<String>,
+    /// Spending cap in USD (accepted; oi reports it in %info).
+    #[arg(short = 'b', long = "max_budget")]
+    pub max_budget: Option<f64>,
     /// No network but the model provider (oi never sends telemetry anyway).
     #[arg(short = 'o', long = "offline")]
     pub offline: bool,
     /// Print internals.
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
+    /// Print even more internals.
+    #[arg(long = "debug")]
+    pub debug: bool,
+    /// Scan code with semgrep before approval: off, ask or auto.
+    #[arg(long = "safe_mode", value_parser = ["off", "ask", "auto"])]
+    pub safe_mode: Option<String>,
     /// Print plain text: no colours, fenced code blocks.
     #[arg(long = "plain")]
     pub plain: bool,
-    /// Read the message from standard input.
+    /// Read the message from standard input (implies --plain).
     #[arg(short = 's', long = "stdin")]
     pub stdin: bool,
+    /// Do not highlight the running line.
+    #[arg(long = "no_highlight_active_line")]
+    pub no_highlight_active_line: bool,
+    /// Accepted for compatibility: `"""` multi-line input is always on.
+    #[arg(long = "multi_line")]
+    pub multi_line: bool,
     /// Accepted for compatibility: oi never sends telemetry.
     #[arg(long = "disable_telemetry")]
     pub disable_telemetry: bool,
+
+    /// Profile to load (a file, a name in the profiles folder, or a packaged one).
+    #[arg(short = 'p', long = "profile")]
+    pub profile: Option<String>,
+    /// Use the packaged `fast.yaml` profile.
+    #[arg(short = 'f', long = "fast")]
+    pub fast: bool,
+    /// Use the packaged `local.yaml` profile (a model served on this machine).
+    #[arg(short = 'l', long = "local")]
+    pub local: bool,
+    /// Use the packaged `vision.yaml` profile.
+    #[arg(long = "vision")]
+    pub vision: bool,
+    /// Not supported: OS control (mouse, keyboard, screen).
+    #[arg(long = "os")]
+    pub os: bool,
+    /// Print the profiles folder (creating default.yaml there if missing) and exit.
+    #[arg(long = "profiles")]
+    pub profiles: bool,
+    /// Restore a packaged profile (default: default.yaml) in the profiles folder and exit.
+    #[arg(long = "reset_profile", num_args = 0..=1, default_missing_value = "default.yaml")]
+    pub reset_profile: Option<String>,
+    /// Pick a saved conversation (newest first) and continue it.
+    #[arg(long = "conversations")]
+    pub conversations: bool,
+    /// Run the WebSocket/HTTP server (same as `oi-server`).
+    #[arg(long = "server")]
+    pub server: bool,
 
     /// Print the version and exit.
     #[arg(long = "version")]

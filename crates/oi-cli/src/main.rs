@@ -1,17 +1,34 @@
 //! `oi`: Open Interpreter, rebuilt in Rust. A thin binary: parse flags, wire the core, run.
 
 mod app;
+mod approve;
 mod args;
+mod conversations;
+mod images;
+mod input;
+mod magic;
+mod profiles;
 mod render;
+mod repl;
+mod tty;
+mod turn;
 
-use std::io::Read;
+use std::io::{IsTerminal, Read as _};
 use std::process::ExitCode;
+
+use input::LineSource;
 
 fn main() -> ExitCode {
     let args = args::Args::from_env();
     if args.version {
         println!("{}", app::version_line());
         return ExitCode::SUCCESS;
+    }
+    if args.os {
+        eprintln!(
+            "oi: --os is not supported: oi runs code in language sessions; it does not control the mouse, keyboard or screen."
+        );
+        return ExitCode::from(2);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -25,7 +42,7 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(run(args)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("oi: error: {error:#}");
             ExitCode::FAILURE
@@ -33,20 +50,103 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: args::Args) -> anyhow::Result<()> {
-    let settings = app::settings_from(&args);
+fn line_source(multi_line_history: bool) -> Box<dyn LineSource> {
+    if std::io::stdin().is_terminal() {
+        let history = multi_line_history
+            .then(|| oi_core::settings::config_dir().map(|d| d.join("history")))
+            .flatten();
+        if let Ok(editor) = input::Editor::new(history) {
+            return Box::new(editor);
+        }
+    }
+    Box::new(input::Stdin)
+}
+
+async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
+    if args.profiles {
+        let dir = profiles::profiles_dir()
+            .ok_or_else(|| anyhow::anyhow!("no config folder on this system"))?;
+        if !dir.join("default.yaml").exists() {
+            profiles::reset("default.yaml", &dir)?;
+        }
+        println!("{}", dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(name) = &args.reset_profile {
+        let dir = profiles::profiles_dir()
+            .ok_or_else(|| anyhow::anyhow!("no config folder on this system"))?;
+        let path = profiles::reset(name, &dir)?;
+        println!("Profile reset: {}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (settings, cli) = app::settings_from(&args)?;
+    if args.server {
+        anyhow::bail!(
+            "`oi --server` is not available in this build yet; the server lands with the oi-server crate."
+        );
+    }
     let interpreter = app::interpreter(settings);
-    let message = if args.stdin {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        Some(text.trim().to_owned())
+    let mut source = line_source(true);
+    let result = if args.conversations {
+        resume(&interpreter, cli, source.as_mut()).await
+    } else if args.stdin || args.message().is_some() {
+        one_shot(&interpreter, &args, source.as_mut()).await
     } else {
-        args.message()
-    };
-    let result = match message {
-        Some(message) => app::run_turn(interpreter.chat(message)).await,
-        None => app::interactive(&interpreter).await,
+        repl::run(&interpreter, cli, source.as_mut())
+            .await
+            .map(|()| ExitCode::SUCCESS)
     };
     interpreter.computer().terminate().await;
     result
+}
+
+async fn one_shot(
+    interpreter: &oi_core::Interpreter,
+    args: &args::Args,
+    source: &mut dyn LineSource,
+) -> anyhow::Result<ExitCode> {
+    let message = if args.stdin {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text.trim().to_owned()
+    } else {
+        args.message().unwrap_or_default()
+    };
+    let settings = interpreter.settings();
+    let mut renderer =
+        turn::Renderer::choose(settings.plain_text_display, !args.no_highlight_active_line);
+    let mut interrupts = turn::Interrupts::install()?;
+    let ended = turn::run(
+        interpreter.chat(message),
+        &mut renderer,
+        source,
+        settings.safe_mode,
+        &mut interrupts,
+    )
+    .await?;
+    Ok(match ended {
+        turn::Ended::Done => ExitCode::SUCCESS,
+        turn::Ended::Stopped => ExitCode::from(130),
+    })
+}
+
+async fn resume(
+    interpreter: &oi_core::Interpreter,
+    cli: profiles::CliOptions,
+    source: &mut dyn LineSource,
+) -> anyhow::Result<ExitCode> {
+    let dir = interpreter
+        .settings()
+        .conversations_dir()
+        .ok_or_else(|| anyhow::anyhow!("no config folder on this system"))?;
+    let mut out = std::io::stdout();
+    let Some((path, messages)) = conversations::pick(&dir, source, &mut out)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    println!("\n{}", magic::to_markdown(&messages));
+    interpreter.set_messages(messages);
+    interpreter.settings_mut().conversation_filename =
+        path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
+    repl::run(interpreter, cli, source).await?;
+    Ok(ExitCode::SUCCESS)
 }

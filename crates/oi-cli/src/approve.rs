@@ -1,0 +1,139 @@
+//! Asking before code runs: "Would you like to run this code? (y/n)", `e` to edit it in
+//! `$EDITOR` first, and safe mode's semgrep scan (spec e.6).
+
+use std::io::Write;
+use std::process::Command;
+
+use oi_core::{CodeContent, Decision, SafeMode};
+
+use crate::input::{LineSource, Read};
+
+/// What the user answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Run, decline or edit.
+    Decide(Decision),
+    /// CTRL-C: stop the turn.
+    Stop,
+}
+
+/// File extension for a language, for scanning and editing.
+fn extension(language: &str) -> &'static str {
+    match language {
+        "python" | "py" => "py",
+        "shell" | "bash" | "sh" | "zsh" => "sh",
+        "javascript" | "js" | "node" => "js",
+        "ruby" => "rb",
+        "r" => "r",
+        "powershell" => "ps1",
+        "java" => "java",
+        "html" | "react" => "html",
+        _ => "txt",
+    }
+}
+
+/// Runs semgrep on the code and reports; a clear note when semgrep is not installed.
+fn scan(code: &CodeContent, out: &mut dyn Write) {
+    let file = match tempfile::Builder::new()
+        .suffix(&format!(".{}", extension(&code.format)))
+        .tempfile()
+    {
+        Ok(mut file) => {
+            let _ = file.write_all(code.content.as_bytes());
+            file
+        }
+        Err(e) => {
+            let _ = writeln!(out, "  Could not write the code to scan it: {e}");
+            return;
+        }
+    };
+    let _ = writeln!(out, "  Scanning code...");
+    match Command::new("semgrep")
+        .args(["scan", "--config", "auto", "--quiet", "--error"])
+        .arg(file.path())
+        .output()
+    {
+        Ok(result) if result.status.success() => {
+            let _ = writeln!(
+                out,
+                "  [Code Scanner: ]No issues were found in this {} code.\n",
+                code.format
+            );
+        }
+        Ok(result) => {
+            let _ = out.write_all(&result.stdout);
+            let _ = writeln!(
+                out,
+                "  [Code Scanner: ] semgrep found possible issues (above).\n"
+            );
+        }
+        Err(_) => {
+            let _ = writeln!(
+                out,
+                "  Note: Safe Mode requires `semgrep` (`pip install semgrep`); it is not installed, so this code was NOT scanned.\n"
+            );
+        }
+    }
+}
+
+/// Opens the code in `$EDITOR` (default `vim`) and returns the edited text.
+fn edit(code: &CodeContent) -> std::io::Result<String> {
+    let mut file = tempfile::Builder::new()
+        .suffix(&format!(".{}", extension(&code.format)))
+        .tempfile()?;
+    file.write_all(code.content.as_bytes())?;
+    file.flush()?;
+    let editor = std::env::var("EDITOR").unwrap_or_else(|_| "vim".to_owned());
+    let mut parts = editor.split_whitespace();
+    let program = parts.next().unwrap_or("vim");
+    let status = Command::new(program)
+        .args(parts)
+        .arg(file.path())
+        .status()?;
+    if !status.success() {
+        return Err(std::io::Error::other(format!(
+            "{editor} exited with {status}"
+        )));
+    }
+    std::fs::read_to_string(file.path())
+}
+
+/// Asks about one code block.
+pub fn ask(
+    code: &CodeContent,
+    safe_mode: SafeMode,
+    source: &mut dyn LineSource,
+    out: &mut dyn Write,
+) -> Answer {
+    let scan_it = match safe_mode {
+        SafeMode::Off => false,
+        SafeMode::Auto => true,
+        SafeMode::Ask => {
+            matches!(source.read_line("\nWould you like to scan this code? (y/n)\n\n"), Read::Line(l) if l.trim().eq_ignore_ascii_case("y"))
+        }
+    };
+    if scan_it {
+        scan(code, out);
+    }
+    match source.read_line("\nWould you like to run this code? (y/n)\n\n") {
+        Read::Interrupted => Answer::Stop,
+        Read::Eof => {
+            let _ = writeln!(
+                out,
+                "(no answer: declined. Use -y to run code without asking.)"
+            );
+            Answer::Decide(Decision::Decline)
+        }
+        Read::Line(line) => match line.trim().to_lowercase().as_str() {
+            "y" | "yes" => Answer::Decide(Decision::Approve),
+            "e" => match edit(code) {
+                Ok(edited) => Answer::Decide(Decision::Edit(edited)),
+                Err(e) => {
+                    let _ = writeln!(out, "  Could not edit the code ({e}); it was not run.");
+                    Answer::Decide(Decision::Decline)
+                }
+            },
+            _ => Answer::Decide(Decision::Decline),
+        },
+    }
+}

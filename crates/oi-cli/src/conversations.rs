@@ -1,0 +1,74 @@
+//! `--conversations`: pick a saved conversation (newest first), see it, continue it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use oi_core::Message;
+
+use crate::input::{LineSource, Read};
+
+/// Saved conversations in `dir`, newest first.
+pub fn list(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    files.sort_by_key(|entry| std::cmp::Reverse(entry.0));
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+/// How the original shows a file name: `Make_me_a__July_29_2025_18-29-20.json` →
+/// `Make me a... (July 29 2025 18-29-20)`.
+pub fn display_name(path: &Path) -> String {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    format!(
+        "{})",
+        name.replace(".json", "")
+            .replace("__", "... (")
+            .replace('_', " ")
+    )
+}
+
+/// Asks which conversation to continue; returns its path and messages.
+pub fn pick(
+    dir: &Path,
+    source: &mut dyn LineSource,
+    out: &mut dyn Write,
+) -> anyhow::Result<Option<(PathBuf, Vec<Message>)>> {
+    writeln!(out, "> Conversations are stored in \"{}\".", dir.display())?;
+    let files = list(dir);
+    if files.is_empty() {
+        writeln!(out, "No saved conversations yet.")?;
+        return Ok(None);
+    }
+    writeln!(out, "Select a conversation to resume:\n")?;
+    for (i, file) in files.iter().enumerate() {
+        writeln!(out, "  {}. {}", i + 1, display_name(file))?;
+    }
+    loop {
+        let answer = match source.read_line("\nNumber (empty to quit): ") {
+            Read::Line(line) => line,
+            Read::Interrupted | Read::Eof => return Ok(None),
+        };
+        let answer = answer.trim();
+        if answer.is_empty() {
+            return Ok(None);
+        }
+        match answer
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| files.get(n.wrapping_sub(1)))
+        {
+            Some(path) => {
+                let messages = oi_core::history::load(path)?;
+                return Ok(Some((path.clone(), messages)));
+            }
+            None => writeln!(out, "Type a number from 1 to {}.", files.len())?,
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! Magic commands of the interactive session (spec e.3): input that starts with `%`.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use futures::StreamExt;
+use oi_core::{Content, Interpreter, Kind, Message, Role};
+
+/// The `%help` text.
+pub const HELP: &str = "> **Available Commands:**
+
+- `%% [commands]`: Run commands in system shell
+- `%verbose [true/false]`: Toggle verbose mode. Without arguments or with 'true', it enters verbose mode. With 'false', it exits verbose mode.
+- `%auto_run [true/false]`: Toggle running code without asking first.
+- `%reset`: Resets the current session's conversation.
+- `%undo`: Removes the previous user message and the AI's response from the message history.
+- `%tokens [prompt]`: EXPERIMENTAL: Calculate the tokens used by the next request based on the current conversation's messages and estimate the cost of that request; optionally provide a prompt to also calculate the tokens used by that prompt and the total amount of tokens that will be sent with the next request.
+- `%save_message [path]`: Saves messages to a specified JSON path. If no path is provided, it defaults to 'messages.json'.
+- `%load_message [path]`: Loads messages from a specified JSON path. If no path is provided, it defaults to 'messages.json'.
+- `%markdown [path]`: Export the conversation to a specified Markdown path. If no path is provided, it will be saved to the Downloads folder with a generated conversation name.
+- `%jupyter [path]`: Export the conversation to a Jupyter notebook file (no Python needed).
+- `%info`: Show system and interpreter information.
+- `%help`: Show this message.
+";
+
+/// Runs one magic command (`line` starts with `%`), writing what it says to `out`.
+pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let line = line.trim();
+    if let Some(command) = line.strip_prefix("%%") {
+        return shell(command.trim(), interpreter, out).await;
+    }
+    let body = line.trim_start_matches('%');
+    let (name, argument) = match body.split_once(char::is_whitespace) {
+        Some((name, rest)) => (name, rest.trim()),
+        None => (body, ""),
+    };
+    match name {
+        "help" => write!(out, "{HELP}"),
+        "verbose" | "debug" => verbose(argument, interpreter, out),
+        "auto_run" => auto_run(argument, interpreter, out),
+        "reset" => {
+            interpreter.reset().await;
+            writeln!(out, "> Reset Done")
+        }
+        "undo" => undo(interpreter, out),
+        "save_message" => save_messages(argument, interpreter, out),
+        "load_message" => load_messages(argument, interpreter, out),
+        "tokens" => tokens(argument, interpreter, out),
+        "info" => info(interpreter, out),
+        "markdown" => markdown(argument, interpreter, out),
+        "jupyter" => jupyter(argument, interpreter, out),
+        _ => write!(out, "> Unknown command\n\n{HELP}"),
+    }
+}
+
+async fn shell(command: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let mut output = interpreter.computer().run("shell", command);
+    while let Some(piece) = output.next().await {
+        if piece.kind == Kind::Console && piece.format.as_deref() == Some("output") {
+            if let Content::Text(text) = piece.content {
+                out.write_all(text.as_bytes())?;
+                out.flush()?;
+            }
+        }
+    }
+    writeln!(out)
+}
+
+fn verbose(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    match argument {
+        "" | "true" => {
+            writeln!(out, "> Entered verbose mode\n\n\nCurrent messages:\n")?;
+            for message in interpreter.messages() {
+                let mut message = message;
+                if message.kind == Kind::Image && message.format.as_deref() != Some("path") {
+                    let text = message.text().to_owned();
+                    if text.chars().count() > 60 {
+                        let head: String = text.chars().take(30).collect();
+                        let tail: String = text.chars().skip(text.chars().count() - 30).collect();
+                        message.content = Content::Text(format!("{head}...{tail}"));
+                    }
+                }
+                writeln!(
+                    out,
+                    "{}\n",
+                    serde_json::to_string(&message).unwrap_or_default()
+                )?;
+            }
+            interpreter.settings_mut().verbose = true;
+            Ok(())
+        }
+        "false" => {
+            interpreter.settings_mut().verbose = false;
+            writeln!(out, "> Exited verbose mode")
+        }
+        _ => writeln!(out, "> Unknown argument to verbose command."),
+    }
+}
+
+fn auto_run(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    match argument {
+        "" | "true" => {
+            interpreter.settings_mut().auto_run = true;
+            writeln!(out, "> Entered auto_run mode")
+        }
+        "false" => {
+            interpreter.settings_mut().auto_run = false;
+            writeln!(out, "> Exited auto_run mode")
+        }
+        _ => writeln!(out, "> Unknown argument to auto_run command."),
+    }
+}
+
+fn undo(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let mut messages = interpreter.messages();
+    let Some(last_user) = messages.iter().rposition(|m| m.role == Role::User) else {
+        return writeln!(out, "> Nothing to undo.");
+    };
+    let removed = messages.split_off(last_user);
+    interpreter.set_messages(messages);
+    writeln!(out)?;
+    for message in removed.iter().filter(|m| !m.text().is_empty()) {
+        let head: String = message.text().chars().take(30).collect();
+        writeln!(out, "**Removed message:** `\"{head}...\"`")?;
+    }
+    writeln!(out)
+}
+
+fn json_path(argument: &str) -> PathBuf {
+    let name = if argument.is_empty() {
+        "messages.json"
+    } else {
+        argument
+    };
+    let path = PathBuf::from(name);
+    if path.extension().is_some_and(|e| e == "json") {
+        path
+    } else {
+        PathBuf::from(format!("{name}.json"))
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+fn save_messages(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let path = json_path(argument);
+    let json = serde_json::to_string_pretty(&interpreter.messages()).map_err(io::Error::other)?;
+    match std::fs::write(&path, json) {
+        Ok(()) => writeln!(
+            out,
+            "> messages json export to {}",
+            absolute(&path).display()
+        ),
+        Err(e) => writeln!(out, "> Could not write {}: {e}", absolute(&path).display()),
+    }
+}
+
+fn load_messages(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let path = json_path(argument);
+    let loaded = std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| Message::list_from_json(&text).map_err(|e| e.to_string()));
+    match loaded {
+        Ok(messages) => {
+            interpreter.set_messages(messages);
+            writeln!(
+                out,
+                "> messages json loaded from {}",
+                absolute(&path).display()
+            )
+        }
+        Err(e) => writeln!(
+            out,
+            "> Could not load {}: {e}. The conversation was not changed.",
+            absolute(&path).display()
+        ),
+    }
+}
+
+/// An estimate of tokens: about four characters per token, plus a few per message.
+fn estimate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// USD per million input tokens for well-known models.
+fn input_price(model: &str) -> Option<f64> {
+    let model = model.trim_start_matches("openai/");
+    let table: &[(&str, f64)] = &[
+        ("gpt-4o-mini", 0.15),
+        ("gpt-4o", 2.5),
+        ("gpt-4-turbo", 10.0),
+        ("gpt-4", 30.0),
+        ("gpt-3.5-turbo", 0.5),
+        ("claude-3-5-sonnet", 3.0),
+        ("claude-3-haiku", 0.25),
+    ];
+    table
+        .iter()
+        .find(|(prefix, _)| model.starts_with(prefix))
+        .map(|(_, price)| *price)
+}
+
+fn tokens(prompt: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let settings = interpreter.settings();
+    let messages = interpreter.messages();
+    let context: usize = estimate_tokens(&settings.system_message)
+        + messages
+            .iter()
+            .map(|m| estimate_tokens(m.text()) + 4)
+            .sum::<usize>()
+        + 4;
+    let price = input_price(&settings.llm.model);
+    let cost = |n: usize| match price {
+        Some(p) => format!("${:.6}", n as f64 * p / 1_000_000.0),
+        None => "unknown for this model".to_owned(),
+    };
+    writeln!(
+        out,
+        "> Tokens sent with next request as context: {context} (Estimated Cost: {})",
+        cost(context)
+    )?;
+    if !prompt.is_empty() {
+        let n = estimate_tokens(prompt) + 4;
+        writeln!(
+            out,
+            "> Tokens used by this prompt: {n} (Estimated Cost: {})",
+            cost(n)
+        )?;
+        writeln!(
+            out,
+            "> Total tokens for next request with this prompt: {} (Estimated Cost: {})",
+            context + n,
+            cost(context + n)
+        )?;
+    }
+    writeln!(
+        out,
+        "\n**Note**: This is an estimate (about four characters per token) counting the system message and every message; the provider's count may differ."
+    )
+}
+
+fn info(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let s = interpreter.settings();
+    let show = |v: Option<String>| v.unwrap_or_else(|| "None".to_owned());
+    let uses_tools = interpreter.model().uses_tool_calls(&s.llm);
+    writeln!(out, "\n# Interpreter Info\n")?;
+    writeln!(out, "oi version: {}", env!("CARGO_PKG_VERSION"))?;
+    writeln!(
+        out,
+        "OS: {} ({})",
+        oi_core::prompts::os_name(),
+        std::env::consts::ARCH
+    )?;
+    writeln!(out, "Model: {}", s.llm.model)?;
+    writeln!(out, "Function calling: {uses_tools}")?;
+    writeln!(
+        out,
+        "Vision: {}",
+        show(s.llm.supports_vision.map(|v| v.to_string()))
+    )?;
+    writeln!(
+        out,
+        "Context window: {}",
+        show(s.llm.context_window.map(|v| v.to_string()))
+    )?;
+    writeln!(
+        out,
+        "Max tokens: {}",
+        show(s.llm.max_tokens.map(|v| v.to_string()))
+    )?;
+    writeln!(out, "Auto run: {}", s.auto_run)?;
+    writeln!(out, "API base: {}", show(s.llm.api_base.clone()))?;
+    writeln!(out, "Offline: {}", s.offline)?;
+    writeln!(out, "Max output: {}", s.max_output)?;
+    writeln!(
+        out,
+        "Languages: {}",
+        interpreter
+            .computer()
+            .languages()
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    writeln!(out, "\n# System Message\n\n{}\n", s.system_message)?;
+    writeln!(out, "# Messages ({})\n", interpreter.messages().len())?;
+    for message in interpreter.messages() {
+        let json = serde_json::to_string(&message).unwrap_or_default();
+        let short: String = json.chars().take(1000).collect();
+        writeln!(out, "{short}")?;
+    }
+    Ok(())
+}
+
+fn downloads_dir() -> PathBuf {
+    dirs_downloads().unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn dirs_downloads() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").or_else(|| std::env::var_os("USERPROFILE"))?;
+    Some(PathBuf::from(home).join("Downloads"))
+}
+
+/// The conversation as Markdown: `## role` on each change of role, code and output fenced.
+pub fn to_markdown(messages: &[Message]) -> String {
+    let mut text = String::new();
+    let mut last_role = None;
+    for message in messages {
+        if last_role != Some(message.role) {
+            let role = serde_json::to_value(message.role)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            text.push_str(&format!("\n## {role}\n\n"));
+            last_role = Some(message.role);
+        }
+        match message.kind {
+            Kind::Code => text.push_str(&format!(
+                "```{}\n{}\n```\n\n",
+                message.format.as_deref().unwrap_or(""),
+                message.text()
+            )),
+            Kind::Console => text.push_str(&format!("```output\n{}\n```\n\n", message.text())),
+            Kind::Image => text.push_str(&format!(
+                "[image: {}]\n\n",
+                message.format.as_deref().unwrap_or("")
+            )),
+            _ => text.push_str(&format!("{}\n\n", message.text())),
+        }
+    }
+    text.trim_start().to_owned()
+}
+
+fn markdown(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let messages = interpreter.messages();
+    if messages.is_empty() {
+        return writeln!(out, "No messages to export.");
+    }
+    let path = if argument.is_empty() {
+        let name = interpreter
+            .settings()
+            .conversation_filename
+            .map(|f| f.trim_end_matches(".json").to_owned())
+            .unwrap_or_else(|| {
+                format!(
+                    "conversation-{}",
+                    chrono::Local::now().format("%Y-%m-%d-%H%M%S")
+                )
+            });
+        downloads_dir().join(format!("{name}.md"))
+    } else {
+        let p = PathBuf::from(argument);
+        if p.extension().is_some_and(|e| e == "md") {
+            p
+        } else {
+            PathBuf::from(format!("{argument}.md"))
+        }
+    };
+    write_export(&path, &to_markdown(&messages), "Markdown", out)
+}
+
+/// The conversation as a Jupyter notebook (nbformat 4): user messages as `> ` Markdown cells,
+/// assistant text as Markdown, code as code cells (with their language), output as text.
+pub fn to_notebook(messages: &[Message]) -> serde_json::Value {
+    let mut cells = Vec::new();
+    let lines =
+        |text: &str| -> Vec<String> { text.split_inclusive('\n').map(str::to_owned).collect() };
+    for message in messages {
+        match (message.role, message.kind) {
+            (Role::User, Kind::Message) => {
+                let quoted = message
+                    .text()
+                    .lines()
+                    .map(|l| format!("> {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                cells.push(serde_json::json!({"cell_type": "markdown", "metadata": {}, "source": lines(&quoted)}));
+            }
+            (Role::Assistant, Kind::Message) => {
+                cells.push(serde_json::json!({"cell_type": "markdown", "metadata": {}, "source": lines(message.text())}));
+            }
+            (_, Kind::Code) if message.role == Role::Assistant => {
+                cells.push(serde_json::json!({
+                    "cell_type": "code", "execution_count": null,
+                    "metadata": {"language": message.format.clone().unwrap_or_default()},
+                    "outputs": [], "source": lines(message.text()),
+                }));
+            }
+            (Role::Computer, Kind::Console) => {
+                if let Some(serde_json::Value::Array(outputs)) =
+                    cells.last_mut().and_then(|c| c.get_mut("outputs"))
+                {
+                    outputs.push(serde_json::json!({"output_type": "stream", "name": "stdout", "text": lines(message.text())}));
+                }
+            }
+            _ => {}
+        }
+    }
+    serde_json::json!({
+        "cells": cells,
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}, "language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    })
+}
+
+fn jupyter(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+    let path = if argument.is_empty() {
+        downloads_dir().join(format!(
+            "open-interpreter-{}.ipynb",
+            chrono::Local::now().format("%m-%d-%y-%I%M%p")
+        ))
+    } else {
+        let p = PathBuf::from(argument);
+        if p.extension().is_some_and(|e| e == "ipynb") {
+            p
+        } else {
+            PathBuf::from(format!("{argument}.ipynb"))
+        }
+    };
+    let notebook = serde_json::to_string_pretty(&to_notebook(&interpreter.messages()))
+        .map_err(io::Error::other)?;
+    write_export(&path, &notebook, "Jupyter notebook", out)
+}
+
+fn write_export(path: &Path, text: &str, what: &str, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    match std::fs::write(path, text) {
+        Ok(()) => writeln!(out, "{what} exported to {}", absolute(path).display()),
+        Err(e) => writeln!(out, "> Could not write {}: {e}", absolute(path).display()),
+    }
+}

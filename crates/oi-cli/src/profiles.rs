@@ -1,0 +1,324 @@
+//! Profiles: YAML (or JSON) files with Open Interpreter's keys (`llm:`, `computer:`, top-level
+//! settings), in `<config dir>/profiles`, plus the packaged `default.yaml`, `fast.yaml`,
+//! `local.yaml` and `vision.yaml` (spec e.4). Flags override profiles.
+
+use std::path::{Path, PathBuf};
+
+use oi_core::{OutputSender, SafeMode, Settings};
+use serde::Deserialize;
+
+/// The packaged profiles: (file name, contents).
+pub const PACKAGED: &[(&str, &str)] = &[
+    ("default.yaml", include_str!("../profiles/default.yaml")),
+    ("fast.yaml", include_str!("../profiles/fast.yaml")),
+    ("local.yaml", include_str!("../profiles/local.yaml")),
+    ("vision.yaml", include_str!("../profiles/vision.yaml")),
+];
+
+/// Why a profile could not be used.
+#[derive(Debug)]
+pub struct ProfileError(pub String);
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+/// The `llm:` section.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LlmProfile {
+    model: Option<String>,
+    temperature: Option<f64>,
+    api_base: Option<String>,
+    api_key: Option<String>,
+    api_version: Option<String>,
+    supports_functions: Option<bool>,
+    supports_vision: Option<bool>,
+    context_window: Option<u64>,
+    max_tokens: Option<u64>,
+    max_budget: Option<f64>,
+    execution_instructions: Option<String>,
+}
+
+/// The `computer:` section.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ComputerProfile {
+    import_computer_api: Option<bool>,
+    offline: Option<bool>,
+    verbose: Option<bool>,
+}
+
+/// One profile file.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    version: Option<serde_norway::Value>,
+    llm: Option<LlmProfile>,
+    computer: Option<ComputerProfile>,
+    auto_run: Option<bool>,
+    custom_instructions: Option<String>,
+    system_message: Option<String>,
+    safe_mode: Option<SafeMode>,
+    offline: Option<bool>,
+    verbose: Option<bool>,
+    debug: Option<bool>,
+    #[serde(rename = "loop")]
+    loop_mode: Option<bool>,
+    loop_message: Option<String>,
+    max_output: Option<usize>,
+    disable_telemetry: Option<bool>,
+    plain_text_display: Option<bool>,
+    multi_line: Option<bool>,
+    highlight_active_line: Option<bool>,
+    conversation_history: Option<bool>,
+    conversation_history_path: Option<PathBuf>,
+    user_message_template: Option<String>,
+    always_apply_user_message_template: Option<bool>,
+    code_output_template: Option<String>,
+    empty_code_output_template: Option<String>,
+    code_output_sender: Option<OutputSender>,
+    /// The original's `wtf` command settings: accepted and ignored.
+    wtf: Option<serde_norway::Value>,
+}
+
+/// Terminal-only options a profile may set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CliOptions {
+    /// Highlight the running line.
+    pub highlight_active_line: bool,
+    /// Accept `"""` multi-line input.
+    pub multi_line: bool,
+}
+
+impl Default for CliOptions {
+    fn default() -> Self {
+        CliOptions {
+            highlight_active_line: true,
+            multi_line: true,
+        }
+    }
+}
+
+fn set<T>(target: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *target = value;
+    }
+}
+
+impl Profile {
+    /// Parses a profile; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ProfileError> {
+        if origin.ends_with(".json") {
+            return serde_json::from_str(text)
+                .map_err(|e| ProfileError(format!("profile {origin}: {e}")));
+        }
+        serde_norway::from_str::<Option<Profile>>(text)
+            .map(Option::unwrap_or_default)
+            .map_err(|e| ProfileError(format!("profile {origin}: {e}")))
+    }
+
+    /// Applies the profile to settings and terminal options.
+    pub fn apply(self, settings: &mut Settings, cli: &mut CliOptions) {
+        let _ = (self.version, self.wtf);
+        if let Some(llm) = self.llm {
+            let target = &mut settings.llm;
+            set(&mut target.model, llm.model);
+            set(&mut target.temperature, llm.temperature);
+            target.api_base = llm.api_base.or(target.api_base.take());
+            target.api_key = llm.api_key.or(target.api_key.take());
+            target.api_version = llm.api_version.or(target.api_version.take());
+            target.supports_functions = llm.supports_functions.or(target.supports_functions);
+            target.supports_vision = llm.supports_vision.or(target.supports_vision);
+            target.context_window = llm.context_window.or(target.context_window);
+            target.max_tokens = llm.max_tokens.or(target.max_tokens);
+            target.max_budget = llm.max_budget.or(target.max_budget);
+            set(
+                &mut target.execution_instructions,
+                llm.execution_instructions,
+            );
+        }
+        if let Some(computer) = self.computer {
+            set(
+                &mut settings.import_computer_api,
+                computer.import_computer_api,
+            );
+            set(&mut settings.offline, computer.offline);
+            set(&mut settings.verbose, computer.verbose);
+        }
+        set(&mut settings.auto_run, self.auto_run);
+        set(&mut settings.custom_instructions, self.custom_instructions);
+        set(&mut settings.system_message, self.system_message);
+        set(&mut settings.safe_mode, self.safe_mode);
+        set(&mut settings.offline, self.offline);
+        set(&mut settings.verbose, self.verbose);
+        set(&mut settings.debug, self.debug);
+        set(&mut settings.loop_mode, self.loop_mode);
+        set(&mut settings.loop_message, self.loop_message);
+        set(&mut settings.max_output, self.max_output);
+        set(&mut settings.disable_telemetry, self.disable_telemetry);
+        set(&mut settings.plain_text_display, self.plain_text_display);
+        set(
+            &mut settings.conversation_history,
+            self.conversation_history,
+        );
+        settings.conversation_history_path = self
+            .conversation_history_path
+            .or(settings.conversation_history_path.take());
+        set(
+            &mut settings.user_message_template,
+            self.user_message_template,
+        );
+        set(
+            &mut settings.always_apply_user_message_template,
+            self.always_apply_user_message_template,
+        );
+        set(
+            &mut settings.code_output_template,
+            self.code_output_template,
+        );
+        set(
+            &mut settings.empty_code_output_template,
+            self.empty_code_output_template,
+        );
+        set(&mut settings.code_output_sender, self.code_output_sender);
+        set(&mut cli.multi_line, self.multi_line);
+        set(&mut cli.highlight_active_line, self.highlight_active_line);
+    }
+}
+
+/// Where user profiles live.
+pub fn profiles_dir() -> Option<PathBuf> {
+    oi_core::settings::config_dir().map(|dir| dir.join("profiles"))
+}
+
+fn packaged(name: &str) -> Option<&'static str> {
+    let stem = Path::new(name).file_stem()?.to_str()?;
+    PACKAGED
+        .iter()
+        .find(|(file, _)| file.trim_end_matches(".yaml") == stem)
+        .map(|(_, text)| *text)
+}
+
+/// Finds and reads a profile by name or path: an existing path; else `<profiles dir>/NAME`
+/// (with `.yaml`, `.yml` or `.json` added when there is no extension); else a packaged one.
+pub fn load(name: &str, dir: Option<&Path>) -> Result<Profile, ProfileError> {
+    if name.ends_with(".py") {
+        return Err(ProfileError(format!(
+            "profile {name}: Python profiles are not run by oi (it never executes profile code). Write the settings as YAML instead, e.g. `llm:\\n  model: gpt-4o`."
+        )));
+    }
+    let mut candidates = vec![PathBuf::from(name)];
+    if let Some(dir) = dir {
+        candidates.push(dir.join(name));
+        if Path::new(name).extension().is_none() {
+            for ext in ["yaml", "yml", "json"] {
+                candidates.push(dir.join(format!("{name}.{ext}")));
+            }
+        }
+    }
+    if let Some(path) = candidates.iter().find(|p| p.is_file()) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ProfileError(format!("profile {}: {e}", path.display())))?;
+        return Profile::parse(&text, &path.display().to_string());
+    }
+    match packaged(name) {
+        Some(text) => Profile::parse(text, &format!("{name} (packaged)")),
+        None => {
+            let names: Vec<&str> = PACKAGED.iter().map(|(n, _)| *n).collect();
+            let place = dir.map_or_else(
+                || "the profiles folder".to_owned(),
+                |d| d.display().to_string(),
+            );
+            Err(ProfileError(format!(
+                "profile `{name}` not found: no such file, nothing in {place}, and no packaged profile of that name ({}).",
+                names.join(", ")
+            )))
+        }
+    }
+}
+
+/// Writes the packaged profile `name` (default: `default.yaml`) into `dir`, replacing the user's.
+pub fn reset(name: &str, dir: &Path) -> Result<PathBuf, ProfileError> {
+    let file = if Path::new(name).extension().is_some() {
+        name.to_owned()
+    } else {
+        format!("{name}.yaml")
+    };
+    let text = packaged(&file)
+        .ok_or_else(|| ProfileError(format!("there is no packaged profile `{name}` to reset")))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ProfileError(format!("could not create {}: {e}", dir.display())))?;
+    let path = dir.join(&file);
+    std::fs::write(&path, text)
+        .map_err(|e| ProfileError(format!("could not write {}: {e}", path.display())))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packaged_profiles_parse_and_apply() {
+        for (name, text) in PACKAGED {
+            let profile = Profile::parse(text, name).unwrap();
+            let mut settings = Settings::default();
+            profile.apply(&mut settings, &mut CliOptions::default());
+        }
+        let mut settings = Settings::default();
+        load("fast", None)
+            .unwrap()
+            .apply(&mut settings, &mut CliOptions::default());
+        assert_eq!(settings.llm.model, "gpt-4o-mini");
+        assert!(settings.custom_instructions.contains("FAST mode"));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_types_name_file_line_and_key() {
+        let error = Profile::parse("llm:\n  model: gpt-4o\n  modle: x\n", "my.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("my.yaml") && error.contains("modle") && error.contains("line 3"),
+            "{error}"
+        );
+        let error = Profile::parse("auto_run: sometimes\n", "p.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("p.yaml") && error.contains("auto_run") && error.contains("line 1"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn python_profiles_are_refused_clearly() {
+        let error = load("local.py", None).unwrap_err().to_string();
+        assert!(error.contains("Python profiles are not run"), "{error}");
+    }
+
+    #[test]
+    fn user_files_win_and_missing_ones_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("mine.yaml"),
+            "llm:\n  model: openai/local\nauto_run: true\n",
+        )
+        .unwrap();
+        let mut settings = Settings::default();
+        load("mine", Some(dir.path()))
+            .unwrap()
+            .apply(&mut settings, &mut CliOptions::default());
+        assert_eq!(
+            (settings.llm.model.as_str(), settings.auto_run),
+            ("openai/local", true)
+        );
+        let error = load("nope", Some(dir.path())).unwrap_err().to_string();
+        assert!(error.contains("`nope` not found"), "{error}");
+    }
+}

@@ -1,0 +1,133 @@
+//! Terminal rendering with colour: assistant text as it streams, code in a coloured block, output
+//! dimmed, and the running line shown on a status line while code runs.
+
+use oi_core::{Chunk, Content, Kind, Role};
+
+const RESET: &str = "\x1b[0m";
+const CODE: &str = "\x1b[36m";
+const HEADER: &str = "\x1b[1;36m";
+const DIM: &str = "\x1b[2m";
+const ACTIVE: &str = "\x1b[30;47m";
+const CLEAR_LINE: &str = "\r\x1b[2K";
+
+/// Renders framed chunks with ANSI colours.
+#[derive(Debug, Default)]
+pub struct TtyRenderer {
+    highlight_active_line: bool,
+    /// The code of the current block, to show the running line.
+    code: String,
+    /// A status line is on screen.
+    status_shown: bool,
+    /// The last character written (not counting the status line).
+    last_char: Option<char>,
+}
+
+impl TtyRenderer {
+    /// A renderer; `highlight_active_line` shows the running line while code runs.
+    pub fn new(highlight_active_line: bool) -> Self {
+        TtyRenderer {
+            highlight_active_line,
+            ..Self::default()
+        }
+    }
+
+    fn line_start(&self) -> bool {
+        matches!(self.last_char, None | Some('\n'))
+    }
+
+    fn text(&mut self, text: &str) -> String {
+        let mut out = String::new();
+        if self.status_shown {
+            out.push_str(CLEAR_LINE);
+            self.status_shown = false;
+        }
+        out.push_str(text);
+        if let Some(c) = text.chars().last() {
+            self.last_char = Some(c);
+        }
+        out
+    }
+
+    fn newline(&mut self) -> String {
+        if self.line_start() {
+            self.text("")
+        } else {
+            self.text("\n")
+        }
+    }
+
+    /// The text to print for `chunk`.
+    pub fn render(&mut self, chunk: &Chunk) -> String {
+        let Some(kind) = chunk.kind else {
+            return String::new();
+        };
+        let format = chunk.format.clone().unwrap_or_default();
+        match (chunk.role, kind) {
+            (Role::Assistant, Kind::Message) if chunk.end => self.newline(),
+            (Role::Assistant, Kind::Message) => self.text(chunk.text().unwrap_or("")),
+            (Role::Assistant, Kind::Code) if chunk.start => {
+                self.code.clear();
+                let nl = self.newline();
+                nl + &self.text(&format!("{HEADER}▍ {format}{RESET}\n{CODE}"))
+            }
+            (Role::Assistant, Kind::Code) if chunk.end => {
+                let nl = self.newline();
+                nl + &self.text(RESET)
+            }
+            (Role::Assistant, Kind::Code) => {
+                let text = chunk.text().unwrap_or("");
+                self.code.push_str(text);
+                self.text(text)
+            }
+            (Role::Computer, Kind::Console) => self.console(chunk),
+            (Role::Computer, Kind::Image) if !chunk.is_flag() => {
+                let nl = self.newline();
+                nl + &self.text(&format!("{DIM}[image: {format}]{RESET}\n"))
+            }
+            (Role::Computer, Kind::Code) if !chunk.is_flag() => {
+                let nl = self.newline();
+                nl + &self.text(&format!(
+                    "{DIM}[{format} output shown to you, {} characters]{RESET}\n",
+                    chunk.text().map_or(0, str::len)
+                ))
+            }
+            _ => String::new(),
+        }
+    }
+
+    fn console(&mut self, chunk: &Chunk) -> String {
+        if chunk.start {
+            return String::new();
+        }
+        if chunk.end {
+            let mut out = if self.status_shown {
+                self.text("")
+            } else {
+                String::new()
+            };
+            out.push_str(&self.newline());
+            return out;
+        }
+        match &chunk.content {
+            Some(Content::Text(text)) if chunk.has_format("output") => {
+                self.text(&format!("{DIM}{text}{RESET}"))
+            }
+            Some(Content::Line(line)) if self.highlight_active_line && self.line_start() => {
+                let source = self
+                    .code
+                    .lines()
+                    .nth((*line as usize).saturating_sub(1))
+                    .unwrap_or("")
+                    .trim();
+                let source: String = source.chars().take(70).collect();
+                self.status_shown = true;
+                format!("{CLEAR_LINE}{ACTIVE} running line {line} {RESET} {DIM}{source}{RESET}")
+            }
+            Some(Content::Null) if self.status_shown => {
+                self.status_shown = false;
+                CLEAR_LINE.to_owned()
+            }
+            _ => String::new(),
+        }
+    }
+}
