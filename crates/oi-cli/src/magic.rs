@@ -321,9 +321,12 @@ pub fn to_markdown(messages: &[Message]) -> String {
             Kind::Code => text.push_str(&format!(
                 "```{}\n{}\n```\n\n",
                 message.format.as_deref().unwrap_or(""),
-                message.text()
+                message.text().trim_end()
             )),
-            Kind::Console => text.push_str(&format!("```output\n{}\n```\n\n", message.text())),
+            Kind::Console => text.push_str(&format!(
+                "```output\n{}\n```\n\n",
+                message.text().trim_end()
+            )),
             Kind::Image => text.push_str(&format!(
                 "[image: {}]\n\n",
                 message.format.as_deref().unwrap_or("")
