@@ -1,1 +1,40 @@
-//! oi-server (being assembled)
+//! # oi-server
+//!
+//! [`AsyncInterpreter`] (chunks in, chunks out, one task per turn) and the axum server that
+//! speaks Open Interpreter's WebSocket and HTTP protocol (spec c), with its bugs fixed: nothing
+//! blocks the runtime, confirmations reach the client, errors have real status codes,
+//! settings that must not change over the network are refused, and each session has its own
+//! interpreter.
+//!
+//! ```no_run
+//! # async fn demo(factory: oi_server::InterpreterFactory) -> std::io::Result<()> {
+//! let config = oi_server::ServerConfig::from_env(|k| std::env::var(k).ok())
+//!     .map_err(std::io::Error::other)?;
+//! let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port)).await?;
+//! let state = oi_server::AppState::new(config, factory);
+//! oi_server::serve(listener, state, async { let _ = tokio::signal::ctrl_c().await; }).await
+//! # }
+//! ```
+
+pub mod accumulate;
+pub mod ack;
+pub mod async_interpreter;
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod insecure;
+pub mod openai;
+pub mod routes;
+pub mod server;
+pub mod sessions;
+pub mod settings_patch;
+pub mod state;
+pub mod ws;
+
+pub use accumulate::{AccumulateError, Accumulator};
+pub use async_interpreter::{AsyncInterpreter, InputError, TurnStart};
+pub use config::{ConfigError, InterruptMode, ServerConfig};
+pub use routes::router;
+pub use server::serve;
+pub use sessions::{DEFAULT_SESSION, InterpreterFactory, Session, Sessions};
+pub use state::AppState;

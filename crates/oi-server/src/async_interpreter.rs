@@ -1,0 +1,272 @@
+//! [`AsyncInterpreter`]: the chunk-in / chunk-out face of an interpreter that the server (and
+//! any other async program) drives (spec c.5).
+//!
+//! User chunks go in through [`AsyncInterpreter::input`]; each turn runs in its own task and
+//! its chunks come out of [`AsyncInterpreter::output`], followed by
+//! `{"role":"server","type":"status","content":"complete"}`. Stopping a turn drops it, which
+//! drops the model request and kills the running code; nothing here ever blocks the runtime.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use oi_core::{Chunk, Interpreter, Kind, Message, Turn};
+use serde_json::Value;
+use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::accumulate::{AccumulateError, Accumulator};
+use crate::config::InterruptMode;
+
+/// Why an input chunk was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// The chunk could not be turned into messages.
+    #[error(transparent)]
+    Accumulate(#[from] AccumulateError),
+    /// A `command` message other than `stop` or `go`.
+    #[error("unknown command {0:?}: use \"stop\" or \"go\"")]
+    UnknownCommand(String),
+}
+
+/// How a turn starts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnStart {
+    /// Append these user messages, then let the model answer.
+    Chat(Vec<Message>),
+    /// Continue the conversation as it is: a pending code block (the last message) runs first,
+    /// approved without asking; the turn pauses at the next confirmation.
+    Go,
+}
+
+/// The server's `complete` status chunk as JSON.
+pub fn complete_json() -> Value {
+    to_json(&Chunk::complete())
+}
+
+/// A server `error` chunk as JSON.
+pub fn error_json(text: impl Into<String>) -> Value {
+    to_json(&Chunk::server_error(text))
+}
+
+fn to_json(chunk: &Chunk) -> Value {
+    serde_json::to_value(chunk).unwrap_or(Value::Null)
+}
+
+/// A turn running in its task.
+struct Running {
+    token: CancellationToken,
+    handle: JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops the turn and waits (asynchronously, briefly) for its task to end.
+    async fn stop(self) {
+        self.token.cancel();
+        // The task ends at its next poll: dropping the turn is synchronous.
+        let _ = self.handle.await;
+    }
+}
+
+#[derive(Default)]
+struct State {
+    accumulator: Accumulator,
+    running: Option<Running>,
+}
+
+struct Inner {
+    interpreter: Interpreter,
+    mode: InterruptMode,
+    state: Mutex<State>,
+    tx: mpsc::UnboundedSender<Value>,
+    rx: Mutex<mpsc::UnboundedReceiver<Value>>,
+}
+
+/// An interpreter driven by streamed chunks. Cloning gives another handle to the same one.
+#[derive(Clone)]
+pub struct AsyncInterpreter {
+    inner: Arc<Inner>,
+}
+
+impl AsyncInterpreter {
+    /// Wraps `interpreter`; `mode` says what a new input does while a turn runs.
+    pub fn new(interpreter: Interpreter, mode: InterruptMode) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        AsyncInterpreter {
+            inner: Arc::new(Inner {
+                interpreter,
+                mode,
+                state: Mutex::new(State::default()),
+                tx,
+                rx: Mutex::new(rx),
+            }),
+        }
+    }
+
+    /// The wrapped interpreter (settings, messages, computer).
+    pub fn interpreter(&self) -> &Interpreter {
+        &self.inner.interpreter
+    }
+
+    /// Takes one user chunk (spec c.5): `start` interrupts a running turn (or, in queue mode,
+    /// lets it finish) and opens a message, `content` extends it, `end` starts the turn. A last
+    /// message of type `command` is removed first: `stop` stops the running turn and reports
+    /// `complete`, `go` runs the pending code block.
+    pub async fn input(&self, chunk: &Value) -> Result<(), InputError> {
+        let Some(object) = chunk.as_object() else {
+            return Err(AccumulateError::NotAnObject(chunk.to_string()).into());
+        };
+        let mut state = self.inner.state.lock().await;
+        if object.contains_key("start") {
+            if self.inner.mode == InterruptMode::Interrupt {
+                if let Some(running) = state.running.take() {
+                    running.stop().await;
+                }
+            }
+            state.accumulator.push(object);
+        } else if object.contains_key("content") {
+            state.accumulator.push(object);
+        } else if object.contains_key("end") {
+            let mut messages = state.accumulator.take()?;
+            let command = messages
+                .last()
+                .filter(|m| m.kind == Kind::Command)
+                .map(|m| m.text().trim().to_owned());
+            if command.is_some() {
+                messages.pop();
+            }
+            match command.as_deref() {
+                Some("stop") => {
+                    if let Some(running) = state.running.take() {
+                        running.stop().await;
+                    }
+                    self.emit(complete_json());
+                }
+                Some("go") => {
+                    self.start(&mut state, TurnStart::Go, self.inner.tx.clone())
+                        .await
+                }
+                Some(other) => return Err(InputError::UnknownCommand(other.to_owned())),
+                None => {
+                    self.start(&mut state, TurnStart::Chat(messages), self.inner.tx.clone())
+                        .await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The next outgoing chunk, waiting for one. Chunks are JSON objects: the turn's framed
+    /// LMC chunks (confirmations included), `error` chunks, and `complete` after each turn.
+    pub async fn output(&self) -> Option<Value> {
+        self.inner.rx.lock().await.recv().await
+    }
+
+    /// Puts `chunk` on the output (e.g. a server error about a malformed frame).
+    pub fn emit(&self, chunk: Value) {
+        // The receiver lives as long as `self`.
+        let _ = self.inner.tx.send(chunk);
+    }
+
+    /// Whether a turn is running.
+    pub async fn is_running(&self) -> bool {
+        let state = self.inner.state.lock().await;
+        state
+            .running
+            .as_ref()
+            .is_some_and(|running| !running.handle.is_finished())
+    }
+
+    /// Stops the running turn, if any (its code is killed; no `complete` is sent for it).
+    pub async fn stop(&self) {
+        let running = self.inner.state.lock().await.running.take();
+        if let Some(running) = running {
+            running.stop().await;
+        }
+    }
+
+    /// Stops whatever runs and starts a turn whose chunks go to the returned receiver instead
+    /// of [`output`](Self::output) (ending with `complete`). Dropping the receiver stops the
+    /// turn. This is how the OpenAI-compatible endpoint runs turns.
+    pub async fn run_separately(&self, start: TurnStart) -> mpsc::UnboundedReceiver<Value> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut state = self.inner.state.lock().await;
+        if let Some(running) = state.running.take() {
+            running.stop().await;
+        }
+        self.start(&mut state, start, tx).await;
+        rx
+    }
+
+    async fn start(&self, state: &mut State, start: TurnStart, sink: mpsc::UnboundedSender<Value>) {
+        let previous = state.running.take();
+        let (token, previous) = match (self.inner.mode, previous) {
+            (InterruptMode::Queue, Some(previous)) if !previous.handle.is_finished() => {
+                (previous.token.clone(), Some(previous.handle))
+            }
+            (_, Some(previous)) => {
+                previous.stop().await;
+                (CancellationToken::new(), None)
+            }
+            (_, None) => (CancellationToken::new(), None),
+        };
+        let interpreter = self.inner.interpreter.clone();
+        let cancelled = token.clone();
+        let handle = tokio::spawn(async move {
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
+            tokio::select! {
+                () = cancelled.cancelled() => {}
+                () = drive(interpreter, start, sink) => {}
+            }
+        });
+        state.running = Some(Running { token, handle });
+    }
+}
+
+/// Runs one turn, forwarding its chunks to `sink`, then `complete`.
+async fn drive(interpreter: Interpreter, start: TurnStart, sink: mpsc::UnboundedSender<Value>) {
+    let (turn, approve_first) = match start {
+        TurnStart::Chat(messages) => {
+            if !messages.is_empty() {
+                let mut all = interpreter.messages();
+                all.extend(messages);
+                interpreter.set_messages(all);
+            }
+            (interpreter.respond(), false)
+        }
+        TurnStart::Go => (interpreter.respond(), true),
+    };
+    if forward(turn, approve_first, &sink).await.is_err() {
+        return;
+    }
+    let _ = sink.send(complete_json());
+}
+
+/// Forwards a turn's chunks; stops at the first confirmation that is not pre-approved,
+/// forwarding it and dropping the turn (the code stays pending). `Err` = the sink is gone.
+async fn forward(
+    mut turn: Turn,
+    mut approve_first: bool,
+    sink: &mpsc::UnboundedSender<Value>,
+) -> Result<(), ()> {
+    while let Some(item) = turn.next().await {
+        match item {
+            Ok(chunk) if chunk.kind == Some(Kind::Confirmation) => {
+                if approve_first {
+                    approve_first = false;
+                    continue;
+                }
+                sink.send(to_json(&chunk)).map_err(|_| ())?;
+                return Ok(());
+            }
+            Ok(chunk) => sink.send(to_json(&chunk)).map_err(|_| ())?,
+            Err(error) => {
+                sink.send(error_json(error.to_string())).map_err(|_| ())?;
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}

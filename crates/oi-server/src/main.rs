@@ -1,0 +1,177 @@
+//! `oi-server`: the Open Interpreter-compatible WebSocket/HTTP server.
+//!
+//! Host and port: `--host`/`--port` > `INTERPRETER_HOST`/`INTERPRETER_PORT` > 127.0.0.1:8000.
+//! Model settings take the same flags as `oi`. SIGINT/SIGTERM shut it down cleanly.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Parser;
+use oi_core::{Interpreter, Settings};
+use oi_server::{AppState, InterruptMode, ServerConfig};
+
+/// Serve oi over WebSocket and HTTP (the Open Interpreter server protocol).
+#[derive(Debug, Parser)]
+#[command(name = "oi-server", version)]
+struct Args {
+    /// Address to bind (default `INTERPRETER_HOST` or 127.0.0.1).
+    #[arg(long)]
+    host: Option<String>,
+    /// Port to bind (default `INTERPRETER_PORT` or 8000).
+    #[arg(long)]
+    port: Option<u16>,
+    /// The model, e.g. `gpt-4o` or `openai/local`.
+    #[arg(short = 'm', long = "model")]
+    model: Option<String>,
+    /// Base URL of the model's API.
+    #[arg(long = "api_base")]
+    api_base: Option<String>,
+    /// The model provider's API key.
+    #[arg(long = "api_key")]
+    api_key: Option<String>,
+    /// Sampling temperature.
+    #[arg(short = 't', long = "temperature")]
+    temperature: Option<f64>,
+    /// Context window in tokens.
+    #[arg(long = "context_window")]
+    context_window: Option<u64>,
+    /// Maximum tokens in a reply.
+    #[arg(short = 'x', long = "max_tokens")]
+    max_tokens: Option<u64>,
+    /// The model takes the `execute` tool (function calling).
+    #[arg(
+        long = "llm_supports_functions",
+        overrides_with = "no_llm_supports_functions"
+    )]
+    llm_supports_functions: bool,
+    /// The model writes fenced code blocks instead of calling a tool.
+    #[arg(long = "no-llm_supports_functions")]
+    no_llm_supports_functions: bool,
+    /// Run code without asking for approval.
+    #[arg(short = 'y', long = "auto_run")]
+    auto_run: bool,
+    /// Appended to the system message.
+    #[arg(long = "custom_instructions")]
+    custom_instructions: Option<String>,
+    /// Let network clients turn `auto_run` on (POST /settings, `{AUTO_RUN_ON}`).
+    #[arg(long = "allow-network-auto-run")]
+    allow_network_auto_run: bool,
+    /// Let network clients change `llm.api_key` and `llm.api_base`.
+    #[arg(long = "allow-network-credentials")]
+    allow_network_credentials: bool,
+    /// A new message waits for the running turn instead of interrupting it.
+    #[arg(long = "queue")]
+    queue: bool,
+    /// The most sessions alive at once.
+    #[arg(long = "max-sessions")]
+    max_sessions: Option<usize>,
+    /// Seconds after which an unconnected, idle session is reaped.
+    #[arg(long = "session-idle-timeout")]
+    session_idle_timeout: Option<u64>,
+}
+
+impl Args {
+    fn settings(&self) -> Settings {
+        let mut settings = Settings {
+            auto_run: self.auto_run,
+            ..Settings::default()
+        };
+        if let Some(model) = &self.model {
+            settings.llm.model.clone_from(model);
+        }
+        settings.llm.api_base.clone_from(&self.api_base);
+        settings.llm.api_key.clone_from(&self.api_key);
+        if let Some(t) = self.temperature {
+            settings.llm.temperature = t;
+        }
+        settings.llm.context_window = self.context_window;
+        settings.llm.max_tokens = self.max_tokens;
+        if self.llm_supports_functions {
+            settings.llm.supports_functions = Some(true);
+        }
+        if self.no_llm_supports_functions {
+            settings.llm.supports_functions = Some(false);
+        }
+        if let Some(text) = &self.custom_instructions {
+            settings.custom_instructions.clone_from(text);
+        }
+        settings
+    }
+
+    fn config(&self) -> anyhow::Result<ServerConfig> {
+        let mut config = ServerConfig::from_env(|k| std::env::var(k).ok())?;
+        if let Some(host) = &self.host {
+            config.host.clone_from(host);
+        }
+        if let Some(port) = self.port {
+            config.port = port;
+        }
+        config.allow_network_auto_run = self.allow_network_auto_run;
+        config.allow_network_credentials = self.allow_network_credentials;
+        if self.queue {
+            config.interrupt_mode = InterruptMode::Queue;
+        }
+        if let Some(n) = self.max_sessions {
+            config.max_sessions = n;
+        }
+        if let Some(secs) = self.session_idle_timeout {
+            config.session_idle_timeout = Duration::from_secs(secs);
+        }
+        Ok(config)
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => futures::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = futures::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    eprintln!("Shutting down.");
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let config = args.config()?;
+    let settings = args.settings();
+    let factory: oi_server::InterpreterFactory = Arc::new(move || {
+        let model = Arc::new(oi_llm::OpenAiCompatible::new());
+        let computer = Arc::new(oi_computer::LocalComputer::new());
+        Interpreter::new(settings.clone(), model, computer)
+    });
+    let address = (config.host.clone(), config.port);
+    let listener = tokio::net::TcpListener::bind((address.0.as_str(), address.1))
+        .await
+        .with_context(|| format!("cannot listen on {}:{}", address.0, address.1))?;
+    if address.0 == "0.0.0.0" {
+        eprintln!("Warning: Using host `0.0.0.0` will expose oi over your local network.");
+    }
+    if config.api_key.is_none() && address.0 != "127.0.0.1" && address.0 != "localhost" {
+        eprintln!(
+            "Warning: INTERPRETER_API_KEY is not set: anyone who can reach this port can run code."
+        );
+    }
+    eprintln!(
+        "Server will run at http://{}:{}",
+        address.0,
+        listener.local_addr()?.port()
+    );
+    let state = AppState::new(config, factory);
+    oi_server::serve(listener, state, shutdown_signal()).await?;
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! The router: every route of spec c.3 (fixed), plus sessions.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Request, State, WebSocketUpgrade};
+use axum::http::header;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use crate::auth::{header_key, require_key};
+use crate::error::{ApiError, parse_json};
+use crate::sessions::{DEFAULT_SESSION, Session};
+use crate::settings_patch::{PatchError, apply_patch, get_setting};
+use crate::state::AppState;
+use crate::{insecure, openai, ws};
+
+/// The whole application.
+pub fn router(state: AppState) -> Router {
+    let mut router = Router::new()
+        .route("/", get(root))
+        .route("/heartbeat", get(heartbeat))
+        .route("/settings", post(post_settings).get(get_all_settings))
+        .route("/settings/{name}", get(get_settings))
+        .route("/sessions", get(list_sessions))
+        .route("/sessions/{id}", get(session_socket).delete(delete_session))
+        .route("/openai/chat/completions", post(openai::chat_completions));
+    if state.config.insecure_routes {
+        router = router
+            .route("/run", post(insecure::run))
+            .route("/upload", post(insecure::upload))
+            .route("/download/{*path}", get(insecure::download));
+    }
+    router
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_key,
+        ))
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .with_state(state)
+}
+
+async fn heartbeat() -> Json<Value> {
+    Json(json!({"status": "alive"}))
+}
+
+/// Upgrades to a WebSocket on `session`, or `None` when the request is not an upgrade.
+async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Option<Response> {
+    let (mut parts, _body) = request.into_parts();
+    let authenticated = header_key(&parts.headers).is_some();
+    let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &state)
+        .await
+        .ok()?;
+    let max = state.config.max_frame_bytes;
+    let guard = (!ws::needs_auth_frame(&state, authenticated))
+        .then(|| crate::sessions::AttachGuard::new(session.clone()));
+    Some(
+        upgrade
+            .max_frame_size(max)
+            .max_message_size(max)
+            .on_upgrade(move |socket| ws::serve_socket(socket, state, session, guard))
+            .into_response(),
+    )
+}
+
+/// `GET /`: the WebSocket of the default session, or the test page.
+async fn root(State(state): State<AppState>, request: Request) -> Response {
+    let session = state.sessions.default_session();
+    match upgrade(state, session, request).await {
+        Some(response) => response,
+        None => Html(TEST_PAGE).into_response(),
+    }
+}
+
+/// `GET /sessions/{id}`: the WebSocket of session `id` (created on first use), or its summary.
+async fn session_socket(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let is_upgrade = request.headers().contains_key(header::UPGRADE);
+    if !is_upgrade {
+        return match state.sessions.list().into_iter().find(|s| s.id == id) {
+            Some(info) => Json(info).into_response(),
+            None => ApiError::not_found(format!("no session {id}")).into_response(),
+        };
+    }
+    let (session, evicted) = match state.sessions.get_or_create(&id) {
+        Ok(found) => found,
+        Err(e) => {
+            let status = match e {
+                crate::sessions::SessionError::InvalidId(_) => axum::http::StatusCode::BAD_REQUEST,
+                crate::sessions::SessionError::Full(_) => {
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE
+                }
+            };
+            return ApiError::new(status, e.to_string()).into_response();
+        }
+    };
+    if let Some(evicted) = evicted {
+        tokio::spawn(async move { evicted.shutdown().await });
+    }
+    match upgrade(state, session, request).await {
+        Some(response) => response,
+        None => ApiError::bad_request("expected a WebSocket upgrade").into_response(),
+    }
+}
+
+async fn list_sessions(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({"sessions": state.sessions.list()}))
+}
+
+async fn delete_session(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if id == DEFAULT_SESSION {
+        let session = state.sessions.default_session();
+        session.interpreter().stop().await;
+        session.interpreter().interpreter().reset().await;
+        return Ok(Json(json!({"status": "success"})));
+    }
+    let session = state
+        .sessions
+        .remove(&id)
+        .ok_or_else(|| ApiError::not_found(format!("no session {id}")))?;
+    session.shutdown().await;
+    Ok(Json(json!({"status": "success"})))
+}
+
+/// `POST /settings`: changes settings (all or nothing) of the default session.
+async fn post_settings(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let patch = parse_json(&body)?;
+    let session = state.sessions.default_session();
+    let interpreter = session.interpreter().interpreter();
+    let patched =
+        apply_patch(&interpreter.settings(), &patch, state.policy()).map_err(|e| match e {
+            PatchError::Forbidden { .. } => ApiError::forbidden(e.to_string()),
+            PatchError::Unknown(_) | PatchError::Invalid { .. } | PatchError::NotAnObject => {
+                ApiError::unprocessable(e.to_string())
+            }
+        })?;
+    *interpreter.settings_mut() = patched.settings;
+    if let Some(messages) = patched.messages {
+        interpreter.set_messages(messages);
+    }
+    Ok(Json(json!({"status": "success"})))
+}
+
+/// `GET /settings/{name}`: `{name: value}`.
+async fn get_settings(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let session = state.sessions.default_session();
+    let interpreter = session.interpreter().interpreter();
+    let value = get_setting(&interpreter.settings(), &interpreter.messages(), &name)
+        .ok_or_else(|| ApiError::not_found(format!("Setting {name} not found")))?;
+    Ok(Json(json!({ name: value })))
+}
+
+/// `GET /settings`: every setting (the API key redacted).
+async fn get_all_settings(State(state): State<AppState>) -> Json<Value> {
+    let session = state.sessions.default_session();
+    Json(crate::settings_patch::settings_json(
+        &session.interpreter().interpreter().settings(),
+    ))
+}
+
+/// The built-in test page: a text box, Send, Approve Code, Stop, Send Auth.
+const TEST_PAGE: &str = r#"<!DOCTYPE html>
+<html>
+<head><meta charset="utf-8"><title>oi server</title></head>
+<body>
+<h1>oi server</h1>
+<form id="form"><textarea id="input" rows="4" cols="80"></textarea><br>
+<button type="submit">Send</button>
+<button type="button" id="go">Approve Code</button>
+<button type="button" id="stop">Stop</button>
+<input id="key" placeholder="API key"><button type="button" id="auth">Send Auth</button></form>
+<pre id="out"></pre>
+<script>
+const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/");
+const out = document.getElementById("out");
+const send = (o) => ws.send(JSON.stringify(o));
+const say = (type, content) => {
+  send({role: "user", type: type, start: true});
+  send({role: "user", type: type, content: content});
+  send({role: "user", type: type, end: true});
+};
+ws.onmessage = (e) => {
+  const c = JSON.parse(e.data);
+  if (c.id) send({ack: c.id});
+  if (c.start || c.end) { out.textContent += "\n"; return; }
+  if (c.type === "confirmation") { out.textContent += "\n[Approve Code to run it]\n"; return; }
+  if (c.content !== undefined && c.content !== null && c.format !== "active_line")
+    out.textContent += typeof c.content === "string" ? c.content : JSON.stringify(c.content);
+};
+document.getElementById("form").onsubmit = (e) => {
+  e.preventDefault();
+  const t = document.getElementById("input").value.trim();
+  if (t.startsWith("{") && t.endsWith("}")) ws.send(t); else say("message", t);
+  out.textContent += "\n> " + t + "\n";
+};
+document.getElementById("go").onclick = () => say("command", "go");
+document.getElementById("stop").onclick = () => say("command", "stop");
+document.getElementById("auth").onclick = () => send({auth: document.getElementById("key").value});
+</script>
+</body>
+</html>
+"#;

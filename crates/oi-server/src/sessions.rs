@@ -1,0 +1,328 @@
+//! Sessions: one isolated interpreter (messages, settings, computer) per id, created on first
+//! use, bounded in number, reaped when idle. `/` is the session [`DEFAULT_SESSION`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use oi_core::Interpreter;
+use serde::Serialize;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::ack::Outbox;
+use crate::async_interpreter::AsyncInterpreter;
+use crate::config::ServerConfig;
+
+/// The id of the session behind `/`.
+pub const DEFAULT_SESSION: &str = "default";
+
+/// Builds the interpreter of a new session.
+pub type InterpreterFactory = Arc<dyn Fn() -> Interpreter + Send + Sync>;
+
+/// Why a session could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// The id has characters other than letters, digits, `-` and `_`, or is too long.
+    #[error("invalid session id {0:?}: use 1 to 64 letters, digits, '-' or '_'")]
+    InvalidId(String),
+    /// Every slot is taken by a connected session.
+    #[error("too many live sessions (at most {0}); delete one or wait for idle ones to be reaped")]
+    Full(usize),
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Why a connection is being closed by the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// Another connection took over the session.
+    TakenOver,
+    /// The session was deleted or reaped.
+    SessionEnded,
+}
+
+/// The connection now attached to a session.
+#[derive(Debug)]
+struct Attached {
+    id: u64,
+    token: CancellationToken,
+    reason: Arc<Mutex<Option<CloseReason>>>,
+}
+
+/// A handle a connection keeps while it is attached.
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    /// Cancelled when the connection must close.
+    pub token: CancellationToken,
+    reason: Arc<Mutex<Option<CloseReason>>>,
+    id: u64,
+}
+
+impl Attachment {
+    /// Why the server closed this connection, if it did.
+    pub fn reason(&self) -> Option<CloseReason> {
+        *lock(&self.reason)
+    }
+}
+
+/// Keeps a connection attached to its session; detaches it when dropped (also when an upgrade
+/// never completes).
+pub struct AttachGuard {
+    session: Arc<Session>,
+    attachment: Attachment,
+}
+
+impl AttachGuard {
+    /// Attaches a new connection to `session` (the previous one is told to close).
+    pub fn new(session: Arc<Session>) -> Self {
+        let attachment = session.attach();
+        AttachGuard {
+            session,
+            attachment,
+        }
+    }
+
+    /// The attachment.
+    pub fn attachment(&self) -> &Attachment {
+        &self.attachment
+    }
+}
+
+impl Drop for AttachGuard {
+    fn drop(&mut self) {
+        self.session.detach(&self.attachment);
+    }
+}
+
+/// One conversation with its own interpreter.
+pub struct Session {
+    id: String,
+    interpreter: AsyncInterpreter,
+    outbox: Outbox,
+    last_active: Mutex<Instant>,
+    attached: Mutex<Option<Attached>>,
+    next_connection: AtomicU64,
+    /// Held by the connection that is sending, so that a newcomer waits for the old sender.
+    pub sender_lock: tokio::sync::Mutex<()>,
+}
+
+impl Session {
+    fn new(id: &str, interpreter: Interpreter, config: &ServerConfig) -> Self {
+        Session {
+            id: id.to_owned(),
+            interpreter: AsyncInterpreter::new(interpreter, config.interrupt_mode),
+            outbox: Outbox::new(config.require_acknowledge, config.ack_timeout, id),
+            last_active: Mutex::new(Instant::now()),
+            attached: Mutex::new(None),
+            next_connection: AtomicU64::new(1),
+            sender_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Its interpreter.
+    pub fn interpreter(&self) -> &AsyncInterpreter {
+        &self.interpreter
+    }
+
+    /// Its outbox.
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
+    }
+
+    /// Records activity (keeps the session from being reaped).
+    pub fn touch(&self) {
+        *lock(&self.last_active) = Instant::now();
+    }
+
+    /// Whether a connection is attached.
+    pub fn connected(&self) -> bool {
+        lock(&self.attached).is_some()
+    }
+
+    /// Attaches a new connection; the previous one, if any, is told to close.
+    pub fn attach(&self) -> Attachment {
+        let id = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        let token = CancellationToken::new();
+        let reason = Arc::new(Mutex::new(None));
+        let previous = lock(&self.attached).replace(Attached {
+            id,
+            token: token.clone(),
+            reason: reason.clone(),
+        });
+        if let Some(previous) = previous {
+            *lock(&previous.reason) = Some(CloseReason::TakenOver);
+            previous.token.cancel();
+        }
+        self.touch();
+        Attachment { token, reason, id }
+    }
+
+    /// Detaches `attachment` if it is still the attached connection.
+    pub fn detach(&self, attachment: &Attachment) {
+        let mut attached = lock(&self.attached);
+        if attached.as_ref().is_some_and(|a| a.id == attachment.id) {
+            *attached = None;
+        }
+        drop(attached);
+        self.touch();
+    }
+
+    /// Ends the session: closes its connection, stops its turn, kills its processes.
+    pub async fn shutdown(&self) {
+        let attached = lock(&self.attached).take();
+        if let Some(attached) = attached {
+            *lock(&attached.reason) = Some(CloseReason::SessionEnded);
+            attached.token.cancel();
+        }
+        self.interpreter.stop().await;
+        self.interpreter.interpreter().computer().terminate().await;
+    }
+
+    fn idle_for(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(*lock(&self.last_active))
+    }
+}
+
+/// What `GET /sessions` says about one session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    /// The id.
+    pub id: String,
+    /// Whether a connection is attached.
+    pub connected: bool,
+    /// Seconds since the last activity.
+    pub idle_seconds: u64,
+    /// Messages in the conversation.
+    pub messages: usize,
+}
+
+/// Every live session.
+pub struct Sessions {
+    map: Mutex<HashMap<String, Arc<Session>>>,
+    factory: InterpreterFactory,
+    config: Arc<ServerConfig>,
+}
+
+/// Whether `id` is a usable session id.
+pub fn valid_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl Sessions {
+    /// The registry, with the default session already created.
+    pub fn new(config: Arc<ServerConfig>, factory: InterpreterFactory) -> Self {
+        let default = Arc::new(Session::new(DEFAULT_SESSION, factory(), &config));
+        let mut map = HashMap::new();
+        map.insert(DEFAULT_SESSION.to_owned(), default);
+        Sessions {
+            map: Mutex::new(map),
+            factory,
+            config,
+        }
+    }
+
+    /// The default session.
+    pub fn default_session(&self) -> Arc<Session> {
+        match self.get(DEFAULT_SESSION) {
+            Some(session) => session,
+            None => {
+                let session = Arc::new(Session::new(
+                    DEFAULT_SESSION,
+                    (self.factory)(),
+                    &self.config,
+                ));
+                lock(&self.map).insert(DEFAULT_SESSION.to_owned(), session.clone());
+                session
+            }
+        }
+    }
+
+    /// The session `id`, if it lives.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.map).get(id).cloned()
+    }
+
+    /// The session `id`, created if needed. When the registry is full, the longest-idle
+    /// unconnected session is evicted (returned second, to be shut down by the caller).
+    pub fn get_or_create(
+        &self,
+        id: &str,
+    ) -> Result<(Arc<Session>, Option<Arc<Session>>), SessionError> {
+        if !valid_id(id) {
+            return Err(SessionError::InvalidId(id.to_owned()));
+        }
+        let mut map = lock(&self.map);
+        if let Some(session) = map.get(id) {
+            return Ok((session.clone(), None));
+        }
+        let mut evicted = None;
+        if map.len() >= self.config.max_sessions.max(1) {
+            let now = Instant::now();
+            let victim = map
+                .values()
+                .filter(|s| s.id != DEFAULT_SESSION && !s.connected())
+                .max_by_key(|s| s.idle_for(now))
+                .map(|s| s.id.clone());
+            let Some(victim) = victim else {
+                return Err(SessionError::Full(self.config.max_sessions));
+            };
+            evicted = map.remove(&victim);
+        }
+        let session = Arc::new(Session::new(id, (self.factory)(), &self.config));
+        map.insert(id.to_owned(), session.clone());
+        Ok((session, evicted))
+    }
+
+    /// Removes session `id` (the caller shuts it down).
+    pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.map).remove(id)
+    }
+
+    /// Every session, sorted by id.
+    pub fn list(&self) -> Vec<SessionInfo> {
+        let now = Instant::now();
+        let mut list: Vec<SessionInfo> = lock(&self.map)
+            .values()
+            .map(|s| SessionInfo {
+                id: s.id.clone(),
+                connected: s.connected(),
+                idle_seconds: s.idle_for(now).as_secs(),
+                messages: s.interpreter.interpreter().messages().len(),
+            })
+            .collect();
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+        list
+    }
+
+    /// Removes the sessions idle longer than the configured timeout with no connection (never
+    /// the default session); the caller shuts them down.
+    pub fn take_idle(&self, now: Instant) -> Vec<Arc<Session>> {
+        let timeout = self.config.session_idle_timeout;
+        let mut map = lock(&self.map);
+        let idle: Vec<String> = map
+            .values()
+            .filter(|s| s.id != DEFAULT_SESSION && !s.connected() && s.idle_for(now) >= timeout)
+            .map(|s| s.id.clone())
+            .collect();
+        idle.iter().filter_map(|id| map.remove(id)).collect()
+    }
+
+    /// Removes every session (for shutdown); the caller shuts them down.
+    pub fn take_all(&self) -> Vec<Arc<Session>> {
+        lock(&self.map).drain().map(|(_, s)| s).collect()
+    }
+}

@@ -1,0 +1,234 @@
+//! Reading and changing settings over the network (`GET /settings/{name}`,
+//! `POST /settings`), with the changes that must not come from the network refused.
+
+use oi_core::{Message, Settings};
+use serde_json::{Map, Value};
+
+/// What network clients may change beyond the ordinary settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NetworkPolicy {
+    /// Turning `auto_run` on (flag `--allow-network-auto-run`).
+    pub allow_auto_run: bool,
+    /// Changing `llm.api_key` / `llm.api_base` (flag `--allow-network-credentials`).
+    pub allow_credentials: bool,
+}
+
+/// The flag that allows turning `auto_run` on over the network.
+pub const AUTO_RUN_FLAG: &str = "--allow-network-auto-run";
+/// The flag that allows changing the model's key and base URL over the network.
+pub const CREDENTIALS_FLAG: &str = "--allow-network-credentials";
+
+/// Why a settings change was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    /// The body is not a JSON object.
+    #[error("the settings must be a JSON object, e.g. {{\"custom_instructions\": \"...\"}}")]
+    NotAnObject,
+    /// No such setting.
+    #[error("Setting {0} not found")]
+    Unknown(String),
+    /// The value does not fit the setting.
+    #[error("invalid value for {key}: {reason}")]
+    Invalid {
+        /// The setting.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The setting must not be changed over the network.
+    #[error("{key} cannot be changed over the network unless the server is started with {flag}")]
+    Forbidden {
+        /// The setting.
+        key: &'static str,
+        /// The server flag that would allow it.
+        flag: &'static str,
+    },
+}
+
+/// The result of a valid patch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Patched {
+    /// The new settings.
+    pub settings: Settings,
+    /// The new conversation, if the patch set `messages`.
+    pub messages: Option<Vec<Message>>,
+}
+
+const REDACTED: &str = "********";
+
+/// The settings as JSON, with the API key redacted.
+pub fn settings_json(settings: &Settings) -> Value {
+    let mut value = serde_json::to_value(settings).unwrap_or(Value::Null);
+    if let Some(key) = value.pointer_mut("/llm/api_key").filter(|k| !k.is_null()) {
+        *key = Value::String(REDACTED.to_owned());
+    }
+    value
+}
+
+/// The value of setting `name` (`messages`, a top-level setting, `llm`, or `llm.model`).
+pub fn get_setting(settings: &Settings, messages: &[Message], name: &str) -> Option<Value> {
+    if name == "messages" {
+        return serde_json::to_value(messages).ok();
+    }
+    let all = settings_json(settings);
+    let pointer = format!("/{}", name.replace('.', "/"));
+    all.pointer(&pointer).cloned()
+}
+
+/// Applies `patch` to `current` (all or nothing).
+pub fn apply_patch(
+    current: &Settings,
+    patch: &Value,
+    policy: NetworkPolicy,
+) -> Result<Patched, PatchError> {
+    let Some(patch) = patch.as_object() else {
+        return Err(PatchError::NotAnObject);
+    };
+    let mut merged = serde_json::to_value(current).unwrap_or(Value::Null);
+    let Some(target) = merged.as_object_mut() else {
+        return Err(PatchError::NotAnObject);
+    };
+    let mut messages = None;
+    for (key, value) in patch {
+        if key == "messages" {
+            let list: Vec<Message> =
+                serde_json::from_value(value.clone()).map_err(|e| PatchError::Invalid {
+                    key: key.clone(),
+                    reason: e.to_string(),
+                })?;
+            messages = Some(list);
+            continue;
+        }
+        let Some(slot) = target.get_mut(key) else {
+            return Err(PatchError::Unknown(key.clone()));
+        };
+        match (slot, value) {
+            (Value::Object(existing), Value::Object(sub)) => merge_sub(key, existing, sub)?,
+            (slot, value) => *slot = value.clone(),
+        }
+    }
+    let settings: Settings = serde_json::from_value(merged).map_err(|e| PatchError::Invalid {
+        key: patch.keys().cloned().collect::<Vec<_>>().join(", "),
+        reason: e.to_string(),
+    })?;
+    check_policy(current, &settings, policy)?;
+    Ok(Patched { settings, messages })
+}
+
+fn merge_sub(
+    key: &str,
+    existing: &mut Map<String, Value>,
+    sub: &Map<String, Value>,
+) -> Result<(), PatchError> {
+    for (sub_key, value) in sub {
+        let Some(slot) = existing.get_mut(sub_key) else {
+            return Err(PatchError::Unknown(format!("{key}.{sub_key}")));
+        };
+        *slot = value.clone();
+    }
+    Ok(())
+}
+
+fn check_policy(old: &Settings, new: &Settings, policy: NetworkPolicy) -> Result<(), PatchError> {
+    if new.auto_run && !old.auto_run && !policy.allow_auto_run {
+        return Err(PatchError::Forbidden {
+            key: "auto_run",
+            flag: AUTO_RUN_FLAG,
+        });
+    }
+    if !policy.allow_credentials {
+        if new.llm.api_key != old.llm.api_key {
+            return Err(PatchError::Forbidden {
+                key: "llm.api_key",
+                flag: CREDENTIALS_FLAG,
+            });
+        }
+        if new.llm.api_base != old.llm.api_base {
+            return Err(PatchError::Forbidden {
+                key: "llm.api_base",
+                flag: CREDENTIALS_FLAG,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    fn patch(value: Value) -> Result<Patched, PatchError> {
+        apply_patch(&Settings::default(), &value, NetworkPolicy::default())
+    }
+
+    #[test]
+    fn sets_plain_and_nested_settings() {
+        let patched =
+            patch(json!({"custom_instructions": "be brief", "llm": {"model": "gpt-4o-mini"}}))
+                .unwrap();
+        assert_eq!(patched.settings.custom_instructions, "be brief");
+        assert_eq!(patched.settings.llm.model, "gpt-4o-mini");
+        assert_eq!(patched.settings.llm.temperature, 0.0);
+    }
+
+    #[test]
+    fn refuses_unknown_and_bad_values() {
+        assert_eq!(
+            patch(json!({"nope": 1})),
+            Err(PatchError::Unknown("nope".into()))
+        );
+        assert_eq!(
+            patch(json!({"llm": {"nope": 1}})),
+            Err(PatchError::Unknown("llm.nope".into()))
+        );
+        assert!(matches!(
+            patch(json!({"max_output": "lots"})),
+            Err(PatchError::Invalid { .. })
+        ));
+        assert_eq!(patch(json!([1])), Err(PatchError::NotAnObject));
+    }
+
+    #[test]
+    fn refuses_auto_run_and_credentials_unless_allowed() {
+        let err = patch(json!({"auto_run": true})).unwrap_err();
+        assert!(err.to_string().contains(AUTO_RUN_FLAG));
+        assert!(patch(json!({"auto_run": false})).is_ok());
+        assert!(matches!(
+            patch(json!({"llm": {"api_key": "x"}})),
+            Err(PatchError::Forbidden {
+                key: "llm.api_key",
+                ..
+            })
+        ));
+        let open = NetworkPolicy {
+            allow_auto_run: true,
+            allow_credentials: true,
+        };
+        let ok = apply_patch(
+            &Settings::default(),
+            &json!({"auto_run": true, "llm": {"api_base": "http://x"}}),
+            open,
+        )
+        .unwrap();
+        assert!(ok.settings.auto_run);
+    }
+
+    #[test]
+    fn messages_and_getters() {
+        let patched =
+            patch(json!({"messages": [{"role": "user", "type": "message", "content": "hi"}]}))
+                .unwrap();
+        assert_eq!(patched.messages, Some(vec![Message::user("hi")]));
+        let mut settings = Settings::default();
+        settings.llm.api_key = Some("secret".into());
+        assert_eq!(get_setting(&settings, &[], "auto_run"), Some(json!(false)));
+        assert_eq!(
+            get_setting(&settings, &[], "llm.api_key"),
+            Some(json!(REDACTED))
+        );
+        assert_eq!(get_setting(&settings, &[], "nope"), None);
+    }
+}
