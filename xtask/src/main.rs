@@ -4,13 +4,18 @@
 //!   model server (the calculator script) until CTRL-C, for demos and manual testing.
 //! - `cargo xtask demo [MESSAGE]`: builds `oi`, starts the scripted model server and runs
 //!   `oi -y --api_base … MESSAGE` against it (default message: "compute 239023*79043").
+//! - `cargo xtask bench [--runs N]`: oi beside Open Interpreter 0.4.3 (installed from PyPI into
+//!   `target/oi-ref`, cached): start-up time and memory, one CLI turn against the scripted model.
+
+mod bench;
+mod measure;
 
 use std::net::SocketAddr;
 
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N]                                   oi beside Open Interpreter 0.4.3 (start-up, one turn)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -25,6 +30,7 @@ fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("scripted-server") => scripted_server(&args[1..]),
         Some("demo") => demo(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         Some("-h" | "--help") | None => {
             print!("{}", usage());
             Ok(())
