@@ -81,9 +81,9 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     }
     let (settings, cli) = app::settings_from(&args)?;
     if args.server {
-        anyhow::bail!(
-            "`oi --server` is not available in this build yet; the server lands with the oi-server crate."
-        );
+        let config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
+        oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
+        return Ok(ExitCode::SUCCESS);
     }
     let interpreter = app::interpreter(settings);
     let mut source = line_source(true);

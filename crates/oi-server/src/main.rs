@@ -3,13 +3,12 @@
 //! Host and port: `--host`/`--port` > `INTERPRETER_HOST`/`INTERPRETER_PORT` > 127.0.0.1:8000.
 //! Model settings take the same flags as `oi`. SIGINT/SIGTERM shut it down cleanly.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
-use oi_core::{Interpreter, Settings};
-use oi_server::{AppState, InterruptMode, ServerConfig};
+use oi_core::Settings;
+use oi_server::{InterruptMode, ServerConfig};
 
 /// Serve oi over WebSocket and HTTP (the Open Interpreter server protocol).
 #[derive(Debug, Parser)]
@@ -122,56 +121,12 @@ impl Args {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => futures::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = futures::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
-    eprintln!("Shutting down.");
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let config = args.config()?;
-    let settings = args.settings();
-    let factory: oi_server::InterpreterFactory = Arc::new(move || {
-        let model = Arc::new(oi_llm::OpenAiCompatible::new());
-        let computer = Arc::new(oi_computer::LocalComputer::new());
-        Interpreter::new(settings.clone(), model, computer)
-    });
-    let address = (config.host.clone(), config.port);
-    let listener = tokio::net::TcpListener::bind((address.0.as_str(), address.1))
+    oi_server::run(config, args.settings(), oi_server::shutdown_signal())
         .await
-        .with_context(|| format!("cannot listen on {}:{}", address.0, address.1))?;
-    if address.0 == "0.0.0.0" {
-        eprintln!("Warning: Using host `0.0.0.0` will expose oi over your local network.");
-    }
-    if config.api_key.is_none() && address.0 != "127.0.0.1" && address.0 != "localhost" {
-        eprintln!(
-            "Warning: INTERPRETER_API_KEY is not set: anyone who can reach this port can run code."
-        );
-    }
-    eprintln!(
-        "Server will run at http://{}:{}",
-        address.0,
-        listener.local_addr()?.port()
-    );
-    let state = AppState::new(config, factory);
-    oi_server::serve(listener, state, shutdown_signal()).await?;
+        .context("the server stopped with an error")?;
     Ok(())
 }
