@@ -3,24 +3,17 @@
 use std::time::Duration;
 
 use crate::languages::Language;
+use crate::process::Spawned;
 use crate::session::{Limits, Session};
 
 /// A started session and the bytes to write to it before the first command.
 pub(crate) struct Started {
     /// The session.
     pub session: Session,
-    /// Setup commands (shell), possibly empty.
+    /// Setup commands (shell hosts), possibly empty.
     pub setup: Vec<u8>,
     /// The nonce framing its events.
     pub nonce: String,
-}
-
-/// Whether this crate can run `language` at all.
-pub(crate) fn runnable(language: Language) -> bool {
-    matches!(
-        language,
-        Language::Python | Language::Shell | Language::JavaScript
-    )
 }
 
 /// Starts a session for `language`; the error is a console message for the model.
@@ -31,14 +24,24 @@ pub(crate) fn start(
 ) -> Result<Started, String> {
     let nonce = crate::session::nonce();
     let limits = Limits { output_cap, grace };
+    let plain = |spawned: Spawned| (spawned, Vec::new(), None);
+    let with_dir =
+        |(spawned, setup, dir): (Spawned, Vec<u8>, tempfile::TempDir)| (spawned, setup, Some(dir));
     let (spawned, setup, workdir) = match language {
-        Language::Python => (crate::python::start(&nonce)?, Vec::new(), None),
-        Language::Shell => {
-            let (spawned, setup, dir) = crate::shell::start(&nonce)?;
-            (spawned, setup, Some(dir))
+        Language::Python => plain(crate::python::start(&nonce)?),
+        Language::Shell => with_dir(crate::shell::start(&nonce)?),
+        Language::JavaScript => plain(crate::javascript::start(&nonce)?),
+        Language::Ruby => plain(crate::ruby::start(&nonce)?),
+        Language::R => plain(crate::r::start(&nonce)?),
+        Language::PowerShell => plain(crate::powershell::start(&nonce)?),
+        Language::Java => with_dir(crate::java::start()?),
+        Language::AppleScript => with_dir(crate::applescript::start()?),
+        Language::Html | Language::React => {
+            return Err(format!(
+                "{} is shown to the user, not run in a session.\n",
+                language.name()
+            ));
         }
-        Language::JavaScript => (crate::javascript::start(&nonce)?, Vec::new(), None),
-        other => return Err(other.unavailable_message()),
     };
     let session = Session::new(spawned, &nonce, limits, workdir)
         .map_err(|e| format!("Could not start the {} session: {e}\n", language.name()))?;
@@ -57,14 +60,27 @@ pub(crate) fn command(
     id: u64,
     code: &str,
 ) -> std::io::Result<Vec<u8>> {
+    let workdir = || {
+        session
+            .workdir
+            .as_ref()
+            .map(|dir| dir.path())
+            .ok_or_else(|| std::io::Error::other("the session has no work directory"))
+    };
     match language {
-        Language::Shell => {
-            let dir = session
-                .workdir
-                .as_ref()
-                .ok_or_else(|| std::io::Error::other("the shell session has no work directory"))?;
-            crate::shell::command(id, code, dir.path(), nonce)
-        }
-        _ => Ok(crate::python::command(id, code)),
+        Language::Shell => crate::shell::command(id, code, workdir()?, nonce),
+        Language::Java => crate::java::command(id, code, workdir()?, nonce),
+        Language::AppleScript => crate::applescript::command(id, code, workdir()?, nonce),
+        Language::R => Ok(crate::r::command(id, code)),
+        _ => Ok(json_command(id, code)),
     }
+}
+
+/// The JSON command line `{"id": …, "code": …}` the drivers read.
+fn json_command(id: u64, code: &str) -> Vec<u8> {
+    let mut line = serde_json::json!({ "id": id, "code": code })
+        .to_string()
+        .into_bytes();
+    line.push(b'\n');
+    line
 }

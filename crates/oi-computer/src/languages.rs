@@ -1,11 +1,11 @@
-//! The table of languages: names, aliases, and which ones this crate can run.
+//! The table of languages: names, aliases, and how each one runs.
 
 use oi_core::computer::LanguageSpec;
 
 /// A language of the original's list, in tool-enum order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {
-    /// Ruby (`irb`); not implemented yet.
+    /// Ruby, a persistent session (a small `ruby` driver).
     Ruby,
     /// Python, a persistent session (`py`).
     Python,
@@ -13,17 +13,17 @@ pub enum Language {
     Shell,
     /// A persistent `node` session (`js`, `node`).
     JavaScript,
-    /// HTML shown to the user; not implemented yet.
+    /// HTML shown to the user, with a screenshot for the model.
     Html,
-    /// AppleScript (macOS only); not implemented yet.
+    /// AppleScript, one `osascript` per run (macOS only).
     AppleScript,
-    /// R; not implemented yet.
+    /// R, a persistent session (a small `R --vanilla` driver).
     R,
-    /// PowerShell; not implemented yet.
+    /// PowerShell, a persistent `pwsh` session.
     PowerShell,
-    /// React; not implemented yet.
+    /// React, shown to the user like HTML after being put into a page that loads React.
     React,
-    /// Java; not implemented yet.
+    /// Java, compiled and run once per block in a temporary directory.
     Java,
 }
 
@@ -90,27 +90,21 @@ impl Language {
         ALL.iter().position(|l| *l == self).unwrap_or(0)
     }
 
-    /// The message for a language this crate cannot run (yet).
-    pub(crate) fn unavailable_message(self) -> String {
-        let (program, install) = match self {
-            Language::Ruby => ("ruby", "Ruby (e.g. `apt-get install ruby`)"),
-            Language::R => ("R", "R (e.g. `apt-get install r-base`)"),
-            Language::PowerShell => ("pwsh", "PowerShell (see https://aka.ms/powershell)"),
-            Language::Java => ("java", "a JDK (e.g. `apt-get install default-jdk`)"),
-            Language::AppleScript => ("osascript", "nothing: AppleScript runs on macOS only"),
-            Language::Html | Language::React => {
-                return format!(
-                    "Running {} code is not available in this version of oi. Write the file to disk with Python or Shell and open it instead.\n",
-                    self.name()
-                );
-            }
-            Language::Python | Language::Shell | Language::JavaScript => {
-                return format!("Running {} code is not available.\n", self.name());
-            }
-        };
-        format!(
-            "Running {} code is not available in this version of oi (it would need `{program}`; to use it later, install {install}). Use Python or Shell instead.\n",
-            self.name()
+    /// Whether the language is shown rather than run (HTML, React).
+    pub fn is_shown(self) -> bool {
+        matches!(self, Language::Html | Language::React)
+    }
+
+    /// Whether a session keeps state between blocks (variables, working directory).
+    pub fn keeps_state(self) -> bool {
+        matches!(
+            self,
+            Language::Python
+                | Language::Shell
+                | Language::JavaScript
+                | Language::Ruby
+                | Language::R
+                | Language::PowerShell
         )
     }
 }

@@ -14,6 +14,8 @@ use tokio::time::Instant;
 use crate::engine;
 use crate::languages::{ALL, Language};
 use crate::process::{Signal, group_alive, signal_group};
+use crate::recipient::MarkerFilter;
+use crate::screenshot::Shooters;
 use crate::session::{Fate, Handle, Item, Session};
 
 /// The default cap on the output of one run, in bytes.
@@ -65,6 +67,8 @@ pub struct LocalComputer {
     slots: Vec<Arc<Slot>>,
     next_run: Arc<AtomicU64>,
     config: Config,
+    /// Screenshots of HTML/React pages being taken.
+    shooters: Arc<Shooters>,
 }
 
 impl Default for LocalComputer {
@@ -88,6 +92,7 @@ impl LocalComputer {
                 })
                 .collect(),
             next_run: Arc::new(AtomicU64::new(1)),
+            shooters: Arc::new(Shooters::default()),
             config: Config {
                 output_cap: DEFAULT_OUTPUT_CAP,
                 grace: Duration::from_secs(1),
@@ -109,8 +114,9 @@ impl LocalComputer {
         self
     }
 
-    /// Caps the output one run forwards, in bytes (default [`DEFAULT_OUTPUT_CAP`]); output
-    /// beyond it is dropped after a notice line.
+    /// Caps the output one run forwards, in bytes (default [`DEFAULT_OUTPUT_CAP`]). The first
+    /// three quarters stream live; after that only the last quarter is kept, and shown when the
+    /// run ends after a marker line with the number of bytes omitted and the total size.
     pub fn with_output_cap(mut self, bytes: usize) -> Self {
         self.config.output_cap = bytes.max(1);
         self
@@ -174,9 +180,9 @@ impl Computer for LocalComputer {
             let message = format!("`{}` disabled or not supported.", language.trim());
             return futures::stream::once(async move { Output::console(message) }).boxed();
         };
-        if !engine::runnable(language) {
-            let message = language.unavailable_message();
-            return futures::stream::once(async move { Output::console(message) }).boxed();
+        if language.is_shown() {
+            return crate::html::show(language, code.to_owned(), Arc::clone(&self.shooters))
+                .boxed();
         }
         let slot = Arc::clone(&self.slots[language.index()]);
         run_stream(
@@ -189,6 +195,7 @@ impl Computer for LocalComputer {
     }
 
     fn stop(&self) {
+        self.shooters.kill_all();
         for slot in &self.slots {
             if let Some(handle) = slot.handle() {
                 handle.stop();
@@ -197,6 +204,7 @@ impl Computer for LocalComputer {
     }
 
     fn terminate(&self) -> BoxFuture<'static, ()> {
+        self.shooters.kill_all();
         let handles: Vec<Arc<Handle>> = self
             .slots
             .iter()
@@ -226,6 +234,7 @@ impl Computer for LocalComputer {
 
 impl Drop for LocalComputer {
     fn drop(&mut self) {
+        self.shooters.kill_all();
         for slot in &self.slots {
             if let Some(handle) = slot.handle.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 handle.kill(Fate::Terminated);
@@ -305,7 +314,7 @@ fn run_stream(
                     }
                 }
             }
-            if std::mem::take(&mut state.lost_state) {
+            if std::mem::take(&mut state.lost_state) && language.keeps_state() {
                 yield Output::console(state_lost_note(language));
             }
             let nonce = state.nonce.clone();
@@ -339,6 +348,7 @@ fn run_stream(
             }
 
             let mut started = false;
+            let mut markers = MarkerFilter::default();
             let mut exited: Option<Option<std::process::ExitStatus>> = None;
             let mut drain_until: Option<Instant> = None;
             let run_deadline = config.timeout.map(|t| Instant::now() + t);
@@ -390,7 +400,9 @@ fn run_stream(
                     }
                     Some(Item::Text(text)) => {
                         if started {
-                            yield Output::console(text);
+                            for output in markers.push(&text) {
+                                yield output;
+                            }
                         }
                     }
                     Some(Item::Line(line)) => {
@@ -400,11 +412,17 @@ fn run_stream(
                     }
                     Some(Item::Rich(output)) => {
                         if started {
+                            for held in markers.finish() {
+                                yield held;
+                            }
                             yield output;
                         }
                     }
                 }
             };
+            for held in markers.finish() {
+                yield held;
+            }
             guard.finished = true;
             handle.end(run);
             match end {
@@ -435,8 +453,9 @@ fn run_stream(
                         Some(code) => format!(" with exit code {code}"),
                         None => String::new(),
                     };
+                    let lost = if language.keeps_state() { "; its state was lost and a new session will start with the next run" } else { "; a new one will start with the next run" };
                     yield Output::console(format!(
-                        "\n[oi: the {} session exited{how}; its state was lost and a new session will start with the next run.]\n",
+                        "\n[oi: the {} session exited{how}{lost}.]\n",
                         language.name()
                     ));
                 }

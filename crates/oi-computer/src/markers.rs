@@ -12,7 +12,7 @@ const MAX_EVENT: usize = 64 * 1024 * 1024;
 /// An event a driver reports.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub(crate) struct Event {
-    /// `start`, `done`, `line` or `rich`.
+    /// `start`, `done`, `line`, `rich` or `file`.
     pub ev: String,
     /// The run id (`start`, `done`).
     #[serde(default)]
@@ -32,6 +32,9 @@ pub(crate) struct Event {
     /// The payload (`rich`).
     #[serde(default)]
     pub data: Option<String>,
+    /// A file holding the payload (`file`: an image the driver wrote).
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 /// A piece of parsed output.

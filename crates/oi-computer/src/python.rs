@@ -25,12 +25,3 @@ pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
     )
     .map_err(|e| format!("Could not start `{program}`: {e}\n"))
 }
-
-/// The command line that runs `code` as run `id`.
-pub(crate) fn command(id: u64, code: &str) -> Vec<u8> {
-    let mut line = serde_json::json!({ "id": id, "code": code })
-        .to_string()
-        .into_bytes();
-    line.push(b'\n');
-    line
-}

@@ -157,14 +157,18 @@ def _figures():
 
 _user = {"__name__": "__main__", "__builtins__": builtins}
 _driver_globals = globals()
+_HIDE = "@@@HIDE_TRACEBACK@@@"
 
 
 def _print_exception(exc):
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_globals is _driver_globals:
         tb = tb.tb_next
-    lines = traceback.format_exception(type(exc), exc, tb)
-    sys.stderr.write("".join(lines))
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    if _HIDE in text:
+        # spec a.6: the traceback is replaced by the text after the last marker
+        text = "Stopping execution.\n\n" + text.split(_HIDE)[-1].strip() + "\n"
+    sys.stderr.write(text)
 
 
 def _run(run, code):

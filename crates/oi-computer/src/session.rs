@@ -11,6 +11,7 @@ use oi_core::lmc::Kind;
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::mpsc;
 
+use crate::cap::OutputCap;
 use crate::markers::{MarkerParser, Piece};
 use crate::process::{Signal, Spawned, signal_group};
 
@@ -189,7 +190,7 @@ impl Drop for Session {
 /// Limits the reader applies to each segment of output (a run, or the time between runs).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
-    /// Bytes of output forwarded per segment before the rest is dropped.
+    /// Bytes of output forwarded per segment (head and tail) before the rest is dropped.
     pub output_cap: usize,
     /// How long a run may ignore an interrupt before its group is killed.
     pub grace: Duration,
@@ -227,9 +228,7 @@ impl Session {
             parser: MarkerParser::new(nonce),
             handle: Arc::clone(&handle),
             tx,
-            cap: limits.output_cap,
-            segment_bytes: 0,
-            truncated: false,
+            cap: OutputCap::new(limits.output_cap),
             lines: 0,
             last_line: None,
             last_line_at: Instant::now(),
@@ -251,9 +250,7 @@ struct Reader {
     parser: MarkerParser,
     handle: Arc<Handle>,
     tx: mpsc::UnboundedSender<Item>,
-    cap: usize,
-    segment_bytes: usize,
-    truncated: bool,
+    cap: OutputCap,
     lines: u64,
     last_line: Option<u64>,
     last_line_at: Instant,
@@ -277,38 +274,28 @@ impl Reader {
         if let Some(rest) = self.parser.finish() {
             self.piece(Piece::Text(rest));
         }
+        self.flush_tail();
         self.handle.eof.store(true, Ordering::SeqCst);
         let _ = self.tx.send(Item::Eof);
     }
 
     fn new_segment(&mut self) {
-        self.segment_bytes = 0;
-        self.truncated = false;
+        self.cap.reset();
         self.lines = 0;
         self.last_line = None;
     }
 
-    /// Counts `len` bytes against the cap; false (after one notice) when over it.
-    fn admit(&mut self, len: usize) -> bool {
-        if self.truncated {
-            return false;
+    /// Sends the held-back tail of an over-cap segment, with its marker line.
+    fn flush_tail(&mut self) {
+        if let Some(tail) = self.cap.finish() {
+            let _ = self.tx.send(Item::Text(tail));
         }
-        self.segment_bytes = self.segment_bytes.saturating_add(len);
-        if self.segment_bytes > self.cap {
-            self.truncated = true;
-            let _ = self.tx.send(Item::Text(format!(
-                "\n[oi: output truncated: this run printed more than {} bytes; the rest is not shown]\n",
-                self.cap
-            )));
-            return false;
-        }
-        true
     }
 
     fn piece(&mut self, piece: Piece) {
         match piece {
             Piece::Text(text) => {
-                if self.admit(text.len()) {
+                if let Some(text) = self.cap.text(text) {
                     let _ = self.tx.send(Item::Text(text));
                 }
             }
@@ -318,12 +305,13 @@ impl Reader {
                     let _ = self.tx.send(Item::Start(event.id));
                 }
                 "done" => {
+                    self.flush_tail();
                     self.new_segment();
                     self.handle.last_done.fetch_max(event.id, Ordering::SeqCst);
                     let _ = self.tx.send(Item::Done(event.id));
                 }
                 "line" => {
-                    if self.last_line == Some(event.n) || self.truncated {
+                    if self.last_line == Some(event.n) || self.cap.is_over() {
                         return;
                     }
                     self.lines += 1;
@@ -339,9 +327,23 @@ impl Reader {
                         let _ = self.tx.send(Item::Line(event.n));
                     }
                 }
+                "file" => {
+                    let Some(path) = event.path.as_deref() else {
+                        return;
+                    };
+                    let Ok(bytes) = std::fs::read(path) else {
+                        return;
+                    };
+                    let _ = std::fs::remove_file(path);
+                    let data = crate::base64::encode(&bytes);
+                    if self.cap.rich(data.len()) {
+                        let format = event.format.as_deref().unwrap_or("base64.png");
+                        let _ = self.tx.send(Item::Rich(Output::image(format, data)));
+                    }
+                }
                 "rich" => {
                     let Some(data) = event.data else { return };
-                    if !self.admit(data.len()) {
+                    if !self.cap.rich(data.len()) {
                         return;
                     }
                     let format = event.format.unwrap_or_else(|| "html".to_owned());

@@ -1,6 +1,11 @@
 //! The shell session: a persistent `bash` (or `$SHELL` when it is bash, zsh or sh) reading
 //! commands on stdin. Each code block is written to a file and sourced with stdin from
 //! `/dev/null`; bash reports active lines through a DEBUG trap limited to that file.
+//!
+//! Stopping keeps a bash session: its SIGINT trap (and then its DEBUG trap, at each following
+//! command) returns out of the functions and the sourced file, so the run ends and the shell,
+//! with its variables and working directory, stays. Other shells exit on SIGINT and are
+//! restarted with a note.
 
 use std::io::Write;
 use std::path::Path;
@@ -59,7 +64,9 @@ pub(crate) fn start(nonce: &str) -> Result<(Spawned, Vec<u8>, tempfile::TempDir)
     let mut setup = String::from("exec 2>&1\n");
     if shell.is_bash {
         setup.push_str(&format!(
-            "exec 19>&1\n__OI_FILE=\nset -T\ntrap '[ \"$BASH_SUBSHELL\" = 0 ] && [ \"${{BASH_SOURCE[0]}}\" = \"$__OI_FILE\" ] && printf \"\\036OI{nonce}{{\\\"ev\\\":\\\"line\\\",\\\"n\\\":%s}}\\n\" \"$LINENO\" >&19' DEBUG\n"
+            "exec 19>&1\n__OI_FILE=\n__oi_int=\nset -T\n\
+             trap '__oi_int=1; return 130 2>/dev/null' INT\n\
+             trap '[ -n \"$__oi_int\" ] && [ -n \"$__OI_FILE\" ] && return 130 2>/dev/null; [ -n \"$__OI_FILE\" ] && [ \"$BASH_SUBSHELL\" = 0 ] && [ \"${{BASH_SOURCE[0]}}\" = \"$__OI_FILE\" ] && printf \"\\036OI{nonce}{{\\\"ev\\\":\\\"line\\\",\\\"n\\\":%s}}\\n\" \"$LINENO\" >&19' DEBUG\n"
         ));
     }
     Ok((spawned, setup.into_bytes(), workdir))
@@ -89,8 +96,8 @@ pub(crate) fn command(
         }
     }
     let line = format!(
-        "__OI_FILE={quoted}; printf '\\036OI{nonce}{{\"ev\":\"start\",\"id\":{id}}}\\n'; . {quoted} </dev/null; \
-         __oi_status=$?; __OI_FILE=; printf '\\036OI{nonce}{{\"ev\":\"done\",\"id\":{id},\"status\":%s}}\\n' \"$__oi_status\"\n"
+        "__OI_FILE={quoted}; __oi_int=; printf '\\036OI{nonce}{{\"ev\":\"start\",\"id\":{id}}}\\n'; . {quoted} </dev/null; \
+         __oi_status=$?; __OI_FILE=; __oi_int=; printf '\\036OI{nonce}{{\"ev\":\"done\",\"id\":{id},\"status\":%s}}\\n' \"$__oi_status\"\n"
     );
     Ok(line.into_bytes())
 }

@@ -40,9 +40,38 @@ async fn unknown_and_unavailable_languages_give_one_line() {
         out,
         vec![Output::console("`cobol` disabled or not supported.")]
     );
-    let out = c.run_collect("ruby", "puts 1").await;
+    let out = c.run_collect("applescript", "beep").await;
     assert_eq!(out.len(), 1);
     let text = out[0].content.as_text().unwrap();
-    assert!(text.contains("Ruby") && text.contains("install"), "{text}");
+    if cfg!(target_os = "macos") {
+        return;
+    }
+    assert!(text.contains("only available on macOS"), "{text}");
     assert_eq!(text.lines().count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_programs_give_one_line_with_the_install_hint() {
+    let c = LocalComputer::new();
+    for (language, program) in [
+        ("powershell", "pwsh"),
+        ("ruby", "ruby"),
+        ("r", "R"),
+        ("java", "javac"),
+    ] {
+        if common::have(program, "(expected here)") {
+            eprintln!(
+                "{language}: `{program}` is installed, so its missing message is not checked"
+            );
+            continue;
+        }
+        let out = c.run_collect(language, "1").await;
+        assert_eq!(out.len(), 1, "{out:?}");
+        let text = out[0].content.as_text().unwrap();
+        assert!(
+            text.contains(&format!("`{program}` is not installed")) && text.contains("Install"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 1);
+    }
 }

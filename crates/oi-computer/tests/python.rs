@@ -187,7 +187,7 @@ async fn output_is_capped() {
     let c = LocalComputer::new().with_output_cap(10_000);
     let out = text(&run(&c, "python", "for i in range(100000):\n    print('y' * 50)").await);
     assert!(out.len() < 11_000, "{}", out.len());
-    assert!(out.contains("output truncated"));
+    assert!(out.contains("output truncated") && out.contains("bytes of output omitted"));
     assert_eq!(text(&run(&c, "python", "print('ok')").await), "ok\n");
 }
 
@@ -234,10 +234,26 @@ async fn matplotlib_figures_become_images() {
     )
     .await;
     assert!(
-        out.iter()
-            .any(|o| o.format.as_deref() == Some("base64.png")),
+        out.iter().any(|o| o.format.as_deref() == Some("base64.png")
+            && o.content
+                .as_text()
+                .is_some_and(|t| t.starts_with("iVBORw0KGgo"))),
         "{out:?}"
     );
+    // plt.show() also yields the figure, once
+    let out = run(
+        &c,
+        "python",
+        "fig, ax = plt.subplots()
+ax.bar([1, 2], [3, 4])
+plt.show()",
+    )
+    .await;
+    let images = out
+        .iter()
+        .filter(|o| o.format.as_deref() == Some("base64.png"))
+        .count();
+    assert_eq!(images, 1, "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

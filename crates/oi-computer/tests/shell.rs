@@ -139,3 +139,41 @@ async fn dropping_the_computer_kills_its_groups() {
         "grandchild survived drop"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_keeps_the_shell_state() {
+    let c = Arc::new(LocalComputer::new());
+    run(
+        &*c,
+        "shell",
+        "cd /tmp\nKEPT=yes\nf() { sleep 600; echo 'not reached'; }",
+    )
+    .await;
+    for code in [
+        "sleep 600\necho 'not reached'",
+        "f\necho 'not reached'",
+        "for i in 1 2; do sleep 600; done\necho 'not reached'",
+    ] {
+        let stream = c.run("shell", code);
+        let stopper = Arc::clone(&c);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            stopper.stop();
+        });
+        let started = Instant::now();
+        let out: Vec<Output> = tokio::time::timeout(Duration::from_secs(5), stream.collect())
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_millis(1200),
+            "{code}: {:?}",
+            started.elapsed()
+        );
+        assert!(!text(&out).contains("not reached"), "{code}: {out:?}");
+        assert_eq!(
+            text(&run(&*c, "shell", "echo \"$PWD $KEPT\"").await),
+            "/tmp yes\n",
+            "{code}"
+        );
+    }
+}

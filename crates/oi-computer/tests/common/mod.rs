@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
+#![allow(dead_code, missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
 use std::time::Duration;
 
@@ -64,4 +64,31 @@ pub async fn wait_dead(pid: i32, within: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     !alive(pid)
+}
+
+/// Whether `program` is on `PATH`; when it is not, prints why the calling test is skipped.
+pub fn have(program: &str, test: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false);
+    if !found {
+        eprintln!("skipped {test}: `{program}` is not installed");
+    }
+    found
+}
+
+/// Stops `computer` after `after`, from another task.
+pub fn stop_after(computer: std::sync::Arc<impl Computer + 'static>, after: Duration) {
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        computer.stop();
+    });
+}
+
+/// This process's resident set size in bytes (Linux), from /proc/self/status.
+pub fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }

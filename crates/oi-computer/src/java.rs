@@ -1,0 +1,98 @@
+//! Java, one shot per run: the code is written as `<Class>.java` in a fresh directory under the
+//! session's private work directory, compiled with `javac` and run with `java` from the current
+//! directory; nothing is left behind.
+
+use std::path::Path;
+
+use crate::host;
+use crate::languages::{Language, missing_program_message};
+use crate::process::{Spawned, program_exists};
+
+/// Starts the host for Java runs, or says which program is missing.
+pub(crate) fn start() -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+    for program in ["javac", "java"] {
+        if !program_exists(program) {
+            return Err(missing_program_message(
+                program,
+                Language::Java,
+                "a JDK (e.g. `apt-get install default-jdk-headless`)",
+            ));
+        }
+    }
+    host::start("oi-java-")
+}
+
+/// The command line that compiles and runs `code` as run `id`.
+pub(crate) fn command(
+    id: u64,
+    code: &str,
+    workdir: &Path,
+    nonce: &str,
+) -> std::io::Result<Vec<u8>> {
+    let Some(class) = class_name(code) else {
+        return Ok(host::framed(
+            id,
+            nonce,
+            "printf 'Error: No class definition found in the provided code.\\n'",
+        ));
+    };
+    let dir = workdir.join(format!("run-{id}"));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(format!("{class}.java")), code)?;
+    let dir = host::quote(&dir.to_string_lossy());
+    let body = format!(
+        "if (cd {dir} && javac -encoding UTF-8 -d . {class}.java) >{dir}/javac.log 2>&1 </dev/null; \
+         then java -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 -Dstdout.encoding=UTF-8 -Dstderr.encoding=UTF-8 -cp {dir} {class} </dev/null; \
+         else printf 'Compilation Error:\\n'; cat {dir}/javac.log; fi; rm -rf {dir}"
+    );
+    Ok(host::framed(id, nonce, &body))
+}
+
+/// The class to compile and run: the first `public class`, else the first `class`.
+fn class_name(code: &str) -> Option<String> {
+    let words: Vec<&str> = code
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut first = None;
+    for (i, word) in words.iter().enumerate() {
+        if *word != "class" {
+            continue;
+        }
+        let Some(name) = words.get(i + 1) else { break };
+        if !is_identifier(name) {
+            continue;
+        }
+        let public = words[..i]
+            .iter()
+            .rev()
+            .take_while(|w| matches!(**w, "public" | "final" | "abstract" | "static" | "strictfp"))
+            .any(|w| *w == "public");
+        if public {
+            return Some((*name).to_owned());
+        }
+        first.get_or_insert((*name).to_owned());
+    }
+    first
+}
+
+fn is_identifier(word: &str) -> bool {
+    word.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::class_name;
+
+    #[test]
+    fn finds_the_class() {
+        assert_eq!(
+            class_name("class A {}\npublic final class Main { }").as_deref(),
+            Some("Main")
+        );
+        assert_eq!(class_name("class Hello {}").as_deref(), Some("Hello"));
+        assert_eq!(class_name("int x = 1;"), None);
+    }
+}
