@@ -34,7 +34,9 @@ fn summary(samples: &[Sample]) -> Option<(f64, f64, f64, f64)> {
 impl Row {
     fn markdown(&self) -> String {
         let cell = |s: &[Sample]| match summary(s) {
-            Some((median, min, max, mib)) => format!("{median:.1} ms ({min:.1}–{max:.1}), {mib:.1} MiB"),
+            Some((median, min, max, mib)) => {
+                format!("{median:.1} ms ({min:.1}–{max:.1}), {mib:.1} MiB")
+            }
             None => "skipped".to_owned(),
         };
         let ratio = match (summary(&self.oi), summary(&self.original)) {
@@ -43,16 +45,35 @@ impl Row {
                     .oi
                     .iter()
                     .zip(&self.original)
-                    .map(|(x, y)| (y.wall.as_secs_f64() / x.wall.as_secs_f64().max(1e-9) * 10.0) as u64)
+                    .map(|(x, y)| {
+                        (y.wall.as_secs_f64() / x.wall.as_secs_f64().max(1e-9) * 10.0) as u64
+                    })
                     .collect();
                 let speed = measure::median(&pairs).map_or(0.0, |v| v as f64 / 10.0);
-                format!("{speed:.0}× faster, {:.0}× less memory", b.3 / a.3.max(0.001))
+                format!(
+                    "{speed:.0}× faster, {:.0}× less memory",
+                    b.3 / a.3.max(0.001)
+                )
             }
             _ => "–".to_owned(),
         };
-        let failures = self.oi.iter().chain(&self.original).filter(|s| !s.success).count();
-        let note = if failures > 0 { format!(" ({failures} runs failed)") } else { String::new() };
-        format!("| {}{note} | {} | {} | {ratio} |", self.what, cell(&self.oi), cell(&self.original))
+        let failures = self
+            .oi
+            .iter()
+            .chain(&self.original)
+            .filter(|s| !s.success)
+            .count();
+        let note = if failures > 0 {
+            format!(" ({failures} runs failed)")
+        } else {
+            String::new()
+        };
+        format!(
+            "| {}{note} | {} | {} | {ratio} |",
+            self.what,
+            cell(&self.oi),
+            cell(&self.original)
+        )
     }
 }
 
@@ -61,11 +82,21 @@ fn reference(root: &Path) -> Option<PathBuf> {
     let venv = root.join("target/oi-ref");
     let exe = venv.join("bin/interpreter");
     if exe.exists() {
-        eprintln!("bench: reference Open Interpreter 0.4.3 cached in {}", venv.display());
+        eprintln!(
+            "bench: reference Open Interpreter 0.4.3 cached in {}",
+            venv.display()
+        );
         return Some(exe);
     }
-    eprintln!("bench: installing Open Interpreter 0.4.3 into {} (about 2 minutes, once)", venv.display());
-    let ok = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().is_ok_and(|s| s.success())
+    eprintln!(
+        "bench: installing Open Interpreter 0.4.3 into {} (about 2 minutes, once)",
+        venv.display()
+    );
+    let ok = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|s| s.success())
         && Command::new(venv.join("bin/pip"))
             .args(["install", "-q", "open-interpreter==0.4.3"])
             .status()
@@ -73,12 +104,17 @@ fn reference(root: &Path) -> Option<PathBuf> {
     if ok && exe.exists() {
         Some(exe)
     } else {
-        eprintln!("bench: could not install the reference from PyPI; comparing nothing, measuring oi alone");
+        eprintln!(
+            "bench: could not install the reference from PyPI; comparing nothing, measuring oi alone"
+        );
         None
     }
 }
 
-fn repeat(runs: usize, mut one: impl FnMut() -> anyhow::Result<Sample>) -> anyhow::Result<Vec<Sample>> {
+fn repeat(
+    runs: usize,
+    mut one: impl FnMut() -> anyhow::Result<Sample>,
+) -> anyhow::Result<Vec<Sample>> {
     (0..runs).map(|_| one()).collect()
 }
 
@@ -94,7 +130,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         .unwrap_or(5);
     let root = std::env::current_dir()?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    if !Command::new(&cargo).args(["build", "--quiet", "--release", "--package", "oi-cli"]).status()?.success() {
+    if !Command::new(&cargo)
+        .args(["build", "--quiet", "--release", "--package", "oi-cli"])
+        .status()?
+        .success()
+    {
         bail!("building oi (release) failed");
     }
     let oi = root.join("target/release/oi");
@@ -107,8 +147,12 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             .env("DISABLE_TELEMETRY", "true");
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let server = runtime.block_on(oi_testkit::ScriptedServer::start(oi_testkit::Script::calculator()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let server = runtime.block_on(oi_testkit::ScriptedServer::start(
+        oi_testkit::Script::calculator(),
+    ))?;
     let base = server.base_url();
     let mut rows = Vec::new();
     for flag in ["--version", "--help"] {
@@ -127,32 +171,73 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             })?,
             None => Vec::new(),
         };
-        rows.push(Row { what: format!("start-up: `{flag}`"), oi: oi_samples, original: original_samples });
+        rows.push(Row {
+            what: format!("start-up: `{flag}`"),
+            oi: oi_samples,
+            original: original_samples,
+        });
     }
     let message = "compute 239023*79043";
     let oi_turns = repeat(runs, || {
         let mut c = Command::new(&oi);
-        c.args(["-y", "--plain", "--api_base", &base, "--api_key", "x", "-m", "gpt-4o", message]);
+        c.args([
+            "-y",
+            "--plain",
+            "--api_base",
+            &base,
+            "--api_key",
+            "x",
+            "-m",
+            "gpt-4o",
+            message,
+        ]);
         env(&mut c);
         Ok(measure::run(&mut c, None)?)
     })?;
     let original_turns = match &original {
         Some(exe) => repeat(runs, || {
             let mut c = Command::new(exe);
-            c.args(["-s", "-y", "-o", "-dt", "--plain", "-m", "openai/gpt-4o", "-ab", &base, "-ak", "x", "-lsf", "-cw", "8000", "-x", "1000"]);
+            c.args([
+                "-s",
+                "-y",
+                "-o",
+                "-dt",
+                "--plain",
+                "-m",
+                "openai/gpt-4o",
+                "-ab",
+                &base,
+                "-ak",
+                "x",
+                "-lsf",
+                "-cw",
+                "8000",
+                "-x",
+                "1000",
+            ]);
             env(&mut c);
             Ok(measure::run(&mut c, Some(&format!("{message}\n")))?)
         })?,
         None => Vec::new(),
     };
-    rows.push(Row { what: format!("one turn, CLI one-shot: \"{message}\" (scripted model)"), oi: oi_turns, original: original_turns });
+    rows.push(Row {
+        what: format!("one turn, CLI one-shot: \"{message}\" (scripted model)"),
+        oi: oi_turns,
+        original: original_turns,
+    });
     drop(server);
-    println!("| benchmark | oi: median (min–max), peak RSS | Open Interpreter 0.4.3 | oi vs original (median of pairwise ratios) |");
+    println!(
+        "| benchmark | oi: median (min–max), peak RSS | Open Interpreter 0.4.3 | oi vs original (median of pairwise ratios) |"
+    );
     println!("|---|---|---|---|");
     for row in &rows {
         println!("{}", row.markdown());
     }
-    println!("\n{runs} runs each; machine: {} cores, {}", cores(), cpu_model());
+    println!(
+        "\n{runs} runs each; machine: {} cores, {}",
+        cores(),
+        cpu_model()
+    );
     Ok(())
 }
 
@@ -169,6 +254,10 @@ fn cores() -> usize {
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|text| text.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
         .unwrap_or_else(|| "unknown CPU".to_owned())
 }

@@ -17,7 +17,11 @@ pub struct Sample {
 /// Runs `command` to completion with output discarded (stdin from `input`, if any).
 pub fn run(command: &mut Command, input: Option<&str>) -> std::io::Result<Sample> {
     command.stdout(Stdio::null()).stderr(Stdio::null());
-    command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
+    command.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
     let started = Instant::now();
     let mut child = command.spawn()?;
     if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
