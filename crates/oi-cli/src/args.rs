@@ -194,6 +194,12 @@ pub struct Args {
     /// Run the WebSocket/HTTP server (same as `oi-server`).
     #[arg(long = "server")]
     pub server: bool,
+    /// With --server: address to bind (default INTERPRETER_HOST or 127.0.0.1).
+    #[arg(long = "host", requires = "server")]
+    pub host: Option<String>,
+    /// With --server: port to bind (default INTERPRETER_PORT or 8000).
+    #[arg(long = "port", requires = "server")]
+    pub port: Option<u16>,
 
     /// Print the version and exit.
     #[arg(long = "version")]

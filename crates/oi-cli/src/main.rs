@@ -81,7 +81,13 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     }
     let (settings, cli) = app::settings_from(&args)?;
     if args.server {
-        let config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
+        let mut config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
+        if let Some(host) = &args.host {
+            config.host.clone_from(host);
+        }
+        if let Some(port) = args.port {
+            config.port = port;
+        }
         oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
         return Ok(ExitCode::SUCCESS);
     }

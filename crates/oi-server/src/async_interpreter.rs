@@ -236,7 +236,14 @@ async fn drive(interpreter: Interpreter, start: TurnStart, sink: mpsc::Unbounded
             }
             (interpreter.respond(), false)
         }
-        TurnStart::Go => (interpreter.respond(), true),
+        TurnStart::Go => {
+            // `go` approves the block that is waiting; with none waiting, nothing is pre-approved.
+            let pending = interpreter
+                .messages()
+                .last()
+                .is_some_and(|m| m.role == oi_core::Role::Assistant && m.kind == Kind::Code);
+            (interpreter.respond(), pending)
+        }
     };
     if forward(turn, approve_first, &sink).await.is_err() {
         return;

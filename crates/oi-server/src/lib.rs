@@ -24,6 +24,7 @@ pub mod config;
 pub mod error;
 pub mod insecure;
 pub mod openai;
+pub mod origin;
 pub mod routes;
 pub mod run;
 pub mod server;

@@ -39,6 +39,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             require_key,
         ))
+        .layer(axum::middleware::from_fn(crate::origin::same_origin_only))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .with_state(state)
 }
@@ -87,6 +88,16 @@ async fn session_socket(
             Some(info) => Json(info).into_response(),
             None => ApiError::not_found(format!("no session {id}")).into_response(),
         };
+    }
+    let exists = state.sessions.list().iter().any(|s| s.id == id);
+    if !exists
+        && state.config.api_key.is_some()
+        && !state.config.key_ok(header_key(request.headers()))
+    {
+        return ApiError::forbidden(
+            "creating a session needs the X-API-KEY header on the upgrade request when INTERPRETER_API_KEY is set",
+        )
+        .into_response();
     }
     let (session, evicted) = match state.sessions.get_or_create(&id) {
         Ok(found) => found,

@@ -40,7 +40,11 @@ async fn reap(state: AppState) {
     loop {
         tokio::time::sleep(every).await;
         for session in state.sessions.take_idle(Instant::now()) {
-            session.shutdown().await;
+            if session.interpreter().is_running().await {
+                state.sessions.restore(session);
+            } else {
+                session.shutdown().await;
+            }
         }
     }
 }

@@ -309,7 +309,7 @@ impl Sessions {
     }
 
     /// Removes the sessions idle longer than the configured timeout with no connection (never
-    /// the default session); the caller shuts them down.
+    /// the default session); the caller checks that no turn runs, then shuts them down.
     pub fn take_idle(&self, now: Instant) -> Vec<Arc<Session>> {
         let timeout = self.config.session_idle_timeout;
         let mut map = lock(&self.map);
@@ -319,6 +319,12 @@ impl Sessions {
             .map(|s| s.id.clone())
             .collect();
         idle.iter().filter_map(|id| map.remove(id)).collect()
+    }
+
+    /// Puts back a session taken by [`take_idle`](Self::take_idle) that turned out to be busy
+    /// (a turn still running with no client connected: its output waits for the next one).
+    pub fn restore(&self, session: Arc<Session>) {
+        lock(&self.map).entry(session.id.clone()).or_insert(session);
     }
 
     /// Removes every session (for shutdown); the caller shuts them down.

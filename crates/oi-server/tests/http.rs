@@ -408,3 +408,51 @@ fn redact_sse(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[tokio::test]
+async fn cross_origin_requests_are_refused_and_same_origin_ones_pass() {
+    let state = offline_state(|_| {});
+    let request = Request::post("/settings")
+        .header("content-type", "text/plain")
+        .header("origin", "http://evil.example")
+        .header("host", "127.0.0.1:8000")
+        .body(Body::from(r#"{"max_output": 10}"#))
+        .unwrap();
+    let (status, body) = call(&state, request).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("cross-origin request from http://evil.example refused"),
+        "{body}"
+    );
+    let request = Request::get("/heartbeat")
+        .header("origin", "http://127.0.0.1:8000")
+        .header("host", "127.0.0.1:8000")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(call(&state, request).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn new_sessions_need_the_key_header_when_a_key_is_set() {
+    let state = offline_state(|c| c.api_key = Some("k".into()));
+    let request = Request::get("/sessions/new-one")
+        .header("connection", "upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-version", "13")
+        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+        .body(Body::empty())
+        .unwrap();
+    let (status, body) = call(&state, request).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        body["error"].as_str().unwrap().contains("X-API-KEY"),
+        "{body}"
+    );
+    assert!(
+        state.sessions.list().iter().all(|s| s.id != "new-one"),
+        "no session was created"
+    );
+}
