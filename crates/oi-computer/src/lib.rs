@@ -7,7 +7,6 @@
 //! reaches every process the code started.
 
 mod applescript;
-mod base64;
 mod cap;
 mod engine;
 mod host;

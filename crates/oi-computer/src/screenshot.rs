@@ -2,6 +2,7 @@
 //! Each Chromium runs in its own process group, registered so that stop, terminate and drop
 //! can kill it.
 
+use base64::Engine as _;
 use std::collections::HashSet;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -132,5 +133,5 @@ pub(crate) async fn take(html: &str, shooters: &Arc<Shooters>) -> Result<String,
     if !png.starts_with(b"\x89PNG") {
         return Err(format!("`{program}` wrote something that is not a PNG"));
     }
-    Ok(crate::base64::encode(&png))
+    Ok(base64::engine::general_purpose::STANDARD.encode(&png))
 }

@@ -1,6 +1,7 @@
 //! One running session process: its output reader thread, its item channel, and the sync
 //! handle used to interrupt or kill its process group from anywhere (including `Drop`).
 
+use base64::Engine as _;
 use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
@@ -335,7 +336,7 @@ impl Reader {
                         return;
                     };
                     let _ = std::fs::remove_file(path);
-                    let data = crate::base64::encode(&bytes);
+                    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
                     if self.cap.rich(data.len()) {
                         let format = event.format.as_deref().unwrap_or("base64.png");
                         let _ = self.tx.send(Item::Rich(Output::image(format, data)));
