@@ -277,3 +277,85 @@ async fn dropping_a_turn_stops_running_code() {
         .collect();
     assert!(text.contains("next"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hard_deny_holds_even_with_auto_run() {
+    // Harmless if it ever ran: the device does not exist.
+    let code = "mkfs.ext4 /dev/oi-test-no-such-device";
+    let script = Script::new([
+        Reply::tool_call("shell", code),
+        Reply::tool_call("shell", code),
+        Reply::text("never asked"),
+    ]);
+    let (server, oi) = setup(script, true, |s| s.auto_run = true).await;
+    let chunks = drain(oi.chat("format something"), approve).await;
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c.kind != Some(oi_core::Kind::Confirmation))
+    );
+    insta::assert_snapshot!("hard_deny_messages", stored(&oi));
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the same blocked code twice ends the turn"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_rules_skip_the_question_and_deny_rules_win() {
+    let script = Script::new([
+        Reply::tool_call("shell", "echo allowed"),
+        Reply::tool_call("shell", "echo denied-by-rule"),
+        Reply::text("ok"),
+    ]);
+    let (_server, oi) = setup(script, true, |s| {
+        s.auto_run = false;
+        s.allow = vec!["echo ".into()];
+        s.deny = vec!["denied-by-rule".into()];
+    })
+    .await;
+    let chunks = drain(oi.chat("echo things"), |_| {
+        panic!("nothing should be asked")
+    })
+    .await;
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c.kind != Some(oi_core::Kind::Confirmation))
+    );
+    let messages = oi.messages();
+    assert_eq!(messages[2], Message::console_output("allowed\n"));
+    assert!(
+        messages[4]
+            .text()
+            .contains("matches the deny rule `denied-by-rule`"),
+        "{:?}",
+        messages[4]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn never_run_runs_nothing_even_with_auto_run() {
+    let script = Script::new([
+        Reply::tool_call("python", "print('ran')"),
+        Reply::tool_call("python", "print('ran')"),
+        Reply::text("x"),
+    ]);
+    let (_server, oi) = setup(script, true, |s| {
+        s.auto_run = true;
+        s.approval_policy = oi_core::ApprovalPolicy::NeverRun;
+    })
+    .await;
+    drain(oi.chat("run"), approve).await;
+    let outputs: Vec<String> = oi
+        .messages()
+        .iter()
+        .filter(|m| m.kind == oi_core::Kind::Console)
+        .map(|m| m.text().to_owned())
+        .collect();
+    assert_eq!(
+        outputs,
+        vec!["oi did not run this code: the approval policy is never-run."; 2]
+    );
+}

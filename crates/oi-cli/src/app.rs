@@ -75,6 +75,18 @@ fn apply_flags(args: &Args, settings: &mut Settings, cli: &mut CliOptions) {
             _ => SafeMode::Off,
         };
     }
+    if let Some(policy) = &args.approval_policy {
+        settings.approval_policy = match policy.as_str() {
+            "auto" => oi_core::ApprovalPolicy::Auto,
+            "never-run" => oi_core::ApprovalPolicy::NeverRun,
+            _ => oi_core::ApprovalPolicy::AlwaysAsk,
+        };
+    }
+    settings.allow.extend(args.allow.iter().cloned());
+    settings.deny.extend(args.deny.iter().cloned());
+    if args.no_hard_deny {
+        settings.hard_deny = false;
+    }
     settings.offline |= args.offline;
     settings.verbose |= args.verbose;
     settings.debug |= args.debug;

@@ -151,6 +151,18 @@ pub struct Args {
     /// Scan code with semgrep before approval: off, ask or auto.
     #[arg(long = "safe_mode", value_parser = ["off", "ask", "auto"])]
     pub safe_mode: Option<String>,
+    /// How code is approved: always-ask (default), auto (= -y) or never-run.
+    #[arg(long = "approval_policy", value_parser = ["always-ask", "auto", "never-run"])]
+    pub approval_policy: Option<String>,
+    /// Run code whose every line starts with this command without asking (repeatable).
+    #[arg(long = "allow", value_name = "COMMAND")]
+    pub allow: Vec<String>,
+    /// Never run code that contains this text (repeatable; deny wins over allow).
+    #[arg(long = "deny", value_name = "TEXT")]
+    pub deny: Vec<String>,
+    /// Turn off the hard-deny list (recursive deletes of /, ~ or the working directory's parents, disk formatting).
+    #[arg(long = "no_hard_deny")]
+    pub no_hard_deny: bool,
     /// Print plain text: no colours, fenced code blocks.
     #[arg(long = "plain")]
     pub plain: bool,

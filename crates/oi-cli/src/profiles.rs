@@ -82,6 +82,10 @@ pub struct Profile {
     code_output_template: Option<String>,
     empty_code_output_template: Option<String>,
     code_output_sender: Option<OutputSender>,
+    approval_policy: Option<oi_core::ApprovalPolicy>,
+    allow: Option<Vec<String>>,
+    deny: Option<Vec<String>>,
+    hard_deny: Option<bool>,
     /// The original's `wtf` command settings: accepted and ignored.
     wtf: Option<serde_norway::Value>,
 }
@@ -186,6 +190,10 @@ impl Profile {
             self.empty_code_output_template,
         );
         set(&mut settings.code_output_sender, self.code_output_sender);
+        set(&mut settings.approval_policy, self.approval_policy);
+        set(&mut settings.allow, self.allow);
+        set(&mut settings.deny, self.deny);
+        set(&mut settings.hard_deny, self.hard_deny);
         set(&mut cli.multi_line, self.multi_line);
         set(&mut cli.highlight_active_line, self.highlight_active_line);
     }

@@ -13,6 +13,7 @@ use crate::framing::{Framer, FramerOptions};
 use crate::interpreter::{Decision, Shared, TurnControl, TurnError};
 use crate::lmc::{Chunk, Content, Kind, Message, Role};
 use crate::model::{LanguageModel, ModelDelta, ModelRequest};
+use crate::policy::Verdict;
 use crate::prompts;
 use crate::repair::{self, CodePlan};
 use crate::settings::Settings;
@@ -221,7 +222,7 @@ pub(crate) fn respond(
     async_stream::stream! {
         let mut store = Store {
             framer: Framer::new(FramerOptions {
-                emit_confirmations: !ctx.settings.auto_run,
+                emit_confirmations: true,
                 max_output: ctx.settings.max_output,
                 add_scrollbars: ctx.settings.import_computer_api,
             }),
@@ -229,6 +230,8 @@ pub(crate) fn respond(
         };
         let languages = ctx.computer.languages();
         let mut last_unsupported = String::new();
+        let mut last_blocked = String::new();
+        let rules = ctx.settings.rules();
         let mut insert_loop_message = false;
         loop {
             if ctx.shared.messages().is_empty() {
@@ -283,12 +286,26 @@ pub(crate) fn respond(
                     continue;
                 }
                 CodePlan::Run { language, code } => {
-                    for c in store.push(Chunk::confirmation(&language, &code)) { yield Ok(c); }
-                    let decision = ctx.control.take_decision();
-                    if decision == Some(Decision::Decline) {
-                        if let Some(end) = store.close() { yield Ok(end); }
-                        ctx.shared.messages().push(Message::user(prompts::DECLINED_MESSAGE));
-                        break;
+                    let mut decision = None;
+                    match rules.judge(&language, &code) {
+                        Verdict::Block(reason) => {
+                            for c in store.push(Chunk::console_output(reason)) { yield Ok(c); }
+                            if code == last_blocked {
+                                break;
+                            }
+                            last_blocked = code;
+                            continue;
+                        }
+                        Verdict::Run => {}
+                        Verdict::Ask => {
+                            for c in store.push(Chunk::confirmation(&language, &code)) { yield Ok(c); }
+                            decision = ctx.control.take_decision();
+                            if decision == Some(Decision::Decline) {
+                                if let Some(end) = store.close() { yield Ok(end); }
+                                ctx.shared.messages().push(Message::user(prompts::DECLINED_MESSAGE));
+                                break;
+                            }
+                        }
                     }
                     let code = code_after_decision(&ctx.shared, decision, code);
                     let mut output = ctx.computer.run(&language, &code);

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::{ApprovalPolicy, Rules};
 use crate::prompts;
 
 /// Who receives code output in text mode (spec b.6).
@@ -142,6 +143,15 @@ pub struct Settings {
     pub plain_text_display: bool,
     /// Disable telemetry (oi never sends any; kept for compatibility).
     pub disable_telemetry: bool,
+    /// How code blocks are approved (`auto_run: true` means `auto`; `never-run` always wins).
+    pub approval_policy: ApprovalPolicy,
+    /// Line prefixes (commands) that run without asking; every line of a block must match one.
+    pub allow: Vec<String>,
+    /// Substrings that block a code block wherever they appear (deny wins over allow).
+    pub deny: Vec<String>,
+    /// Block recursive deletes of `/`, the home directory and the working directory's parents,
+    /// and disk formatting, even with `auto_run` (on unless turned off explicitly).
+    pub hard_deny: bool,
     /// Model settings.
     pub llm: LlmSettings,
 }
@@ -175,6 +185,10 @@ impl Default for Settings {
             import_computer_api: false,
             plain_text_display: false,
             disable_telemetry: false,
+            approval_policy: ApprovalPolicy::AlwaysAsk,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            hard_deny: true,
             llm: LlmSettings::default(),
         }
     }
@@ -189,6 +203,23 @@ impl Settings {
             code_output_template: self.code_output_template.clone(),
             empty_code_output_template: self.empty_code_output_template.clone(),
             code_output_sender: self.code_output_sender,
+        }
+    }
+
+    /// The approval rules in force: `never-run` wins, then `auto_run`, then the policy.
+    pub fn rules(&self) -> Rules {
+        let policy = match (self.approval_policy, self.auto_run) {
+            (ApprovalPolicy::NeverRun, _) => ApprovalPolicy::NeverRun,
+            (_, true) => ApprovalPolicy::Auto,
+            (policy, false) => policy,
+        };
+        Rules {
+            policy,
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            hard_deny: self.hard_deny,
+            home: dirs::home_dir(),
+            cwd: std::env::current_dir().ok(),
         }
     }
 

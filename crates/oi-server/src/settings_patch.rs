@@ -129,12 +129,43 @@ fn merge_sub(
     Ok(())
 }
 
+/// How permissive an approval policy is.
+fn looseness(policy: oi_core::ApprovalPolicy) -> u8 {
+    match policy {
+        oi_core::ApprovalPolicy::NeverRun => 0,
+        oi_core::ApprovalPolicy::AlwaysAsk => 1,
+        oi_core::ApprovalPolicy::Auto => 2,
+    }
+}
+
+/// The first approval setting that `new` loosens compared with `old`, if any.
+fn loosened_approval(old: &Settings, new: &Settings) -> Option<&'static str> {
+    if new.auto_run && !old.auto_run {
+        return Some("auto_run");
+    }
+    if looseness(new.approval_policy) > looseness(old.approval_policy) {
+        return Some("approval_policy");
+    }
+    if new.allow.iter().any(|rule| !old.allow.contains(rule)) {
+        return Some("allow");
+    }
+    if old.deny.iter().any(|rule| !new.deny.contains(rule)) {
+        return Some("deny");
+    }
+    if old.hard_deny && !new.hard_deny {
+        return Some("hard_deny");
+    }
+    None
+}
+
 fn check_policy(old: &Settings, new: &Settings, policy: NetworkPolicy) -> Result<(), PatchError> {
-    if new.auto_run && !old.auto_run && !policy.allow_auto_run {
-        return Err(PatchError::Forbidden {
-            key: "auto_run",
-            flag: AUTO_RUN_FLAG,
-        });
+    if !policy.allow_auto_run {
+        if let Some(key) = loosened_approval(old, new) {
+            return Err(PatchError::Forbidden {
+                key,
+                flag: AUTO_RUN_FLAG,
+            });
+        }
     }
     if !policy.allow_credentials {
         if new.llm.api_key != old.llm.api_key {
@@ -189,6 +220,21 @@ mod tests {
             Err(PatchError::Invalid { .. })
         ));
         assert_eq!(patch(json!([1])), Err(PatchError::NotAnObject));
+    }
+
+    #[test]
+    fn refuses_loosening_approval_but_allows_tightening() {
+        for (patch_json, key) in [
+            (json!({"approval_policy": "auto"}), "approval_policy"),
+            (json!({"allow": ["rm "]}), "allow"),
+            (json!({"hard_deny": false}), "hard_deny"),
+        ] {
+            assert!(
+                matches!(patch(patch_json.clone()), Err(PatchError::Forbidden { key: k, .. }) if k == key),
+                "{patch_json}"
+            );
+        }
+        assert!(patch(json!({"approval_policy": "never-run", "deny": ["curl"]})).is_ok());
     }
 
     #[test]
