@@ -97,9 +97,13 @@ fn apply_flags(args: &Args, settings: &mut Settings, cli: &mut CliOptions) {
     }
 }
 
-/// Builds the interpreter from settings.
+/// Builds the interpreter from settings. The provider follows the model name (OpenAI-compatible,
+/// Anthropic, or the embedded `local` model); settings that cannot work (an unknown provider,
+/// a missing local model file, a build without the `local` feature) give a model whose first
+/// request reports why, in one sentence, before anything is sent.
 pub fn interpreter(settings: Settings) -> Interpreter {
-    let model = Arc::new(oi_llm::OpenAiCompatible::new());
+    let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
+        .unwrap_or_else(oi_llm::unavailable);
     let computer = Arc::new(oi_computer::LocalComputer::new());
     Interpreter::new(settings, model, computer)
 }

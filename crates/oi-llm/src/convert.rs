@@ -5,7 +5,7 @@
 use oi_core::{Kind, Message, OutputSender, Recipient, Role, Templates};
 use serde_json::{Value, json};
 
-use crate::images::image_message;
+use crate::images::{IMAGE_DROPPED_NOTE, image_message};
 use crate::schema::EXECUTE;
 
 /// How code travels: as `execute` tool calls or as fenced blocks in text.
@@ -142,7 +142,10 @@ fn convert_one(
                 });
             }
             if !vision {
-                return None;
+                return Some(Item::Text {
+                    role: "user",
+                    text: IMAGE_DROPPED_NOTE.to_owned(),
+                });
             }
             image_message(message).map(Item::Parts)
         }
@@ -331,7 +334,7 @@ mod tests {
         let without = to_openai_messages(&messages, &templates(), Mode::Text, false);
         assert_eq!(
             without,
-            vec![json!({"role": "user", "content": "look\na cat"})]
+            vec![json!({"role": "user", "content": format!("look\n{IMAGE_DROPPED_NOTE}\na cat")})]
         );
         let with = to_openai_messages(&messages, &templates(), Mode::Text, true);
         assert_eq!(with.len(), 3);

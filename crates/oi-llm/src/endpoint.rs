@@ -56,7 +56,11 @@ pub fn resolve(llm: &LlmSettings, env: &Env) -> Result<Endpoint, ModelError> {
                 format!("{}/v1", host.trim_end_matches('/'))
             }
         };
-        (base, name.to_owned(), explicit_key)
+        (
+            base,
+            crate::ollama::model_name(name).to_owned(),
+            explicit_key,
+        )
     } else {
         let base = explicit_base
             .or_else(|| env.get("OPENAI_BASE_URL"))

@@ -3,14 +3,21 @@
 
 use std::collections::BTreeMap;
 
-/// The variables a provider may read (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OLLAMA_HOST`).
+/// The variables a provider may read ([`KNOWN_VARS`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
     vars: BTreeMap<String, String>,
 }
 
 /// The variables [`Env::from_process`] copies.
-pub const KNOWN_VARS: [&str; 3] = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"];
+pub const KNOWN_VARS: [&str; 6] = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OLLAMA_HOST",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OI_MODEL_PATH",
+];
 
 impl Env {
     /// No variables at all.

@@ -7,6 +7,9 @@ use serde_json::{Value, json};
 pub const COMPUTER_IMAGE_TEXT: &str =
     "This image is the result of the last tool output. What does it mean / are we done?";
 
+/// What a text-only model reads where an image was left out.
+pub const IMAGE_DROPPED_NOTE: &str = "(An image was left out here: this model cannot see images.)";
+
 /// The OpenAI user message for an image message (format `base64*` or `path`), or `None` when
 /// it cannot be sent (unknown format, unreadable file).
 pub fn image_message(message: &Message) -> Option<Value> {

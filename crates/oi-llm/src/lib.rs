@@ -9,24 +9,33 @@
 //! ([`partial_json`]), endpoint resolution ([`endpoint`]), retries ([`retry`]) and context
 //! trimming ([`trim`]).
 
+pub mod anthropic;
+pub mod capabilities;
 pub mod convert;
 pub mod endpoint;
 pub mod env;
 pub mod images;
+#[cfg(feature = "local")]
+pub mod local;
+pub mod local_model;
 pub mod models;
+pub mod ollama;
 mod openai;
 pub mod partial_json;
-mod provider;
+pub mod provider;
 pub mod request;
 pub mod retry;
 pub mod schema;
 mod sse;
 mod text;
+pub mod text_mode;
 pub mod tool_stream;
+mod transport;
 pub mod trim;
 
+pub use anthropic::Anthropic;
 pub use endpoint::Endpoint;
 pub use env::Env;
 pub use openai::{DEFAULT_IDLE_TIMEOUT, OpenAiCompatible};
-pub use provider::provider_for;
+pub use provider::{Router, Wire, provider_for, unavailable, wire_for};
 pub use retry::RetryPolicy;

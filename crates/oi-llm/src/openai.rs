@@ -1,28 +1,27 @@
 //! The OpenAI-compatible chat-completions provider.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
-use oi_core::fence::FenceParser;
 use oi_core::{LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream};
 use serde_json::Value;
-use tokio::time::Instant;
 
 use crate::convert::Mode;
 use crate::endpoint::{Endpoint, resolve};
 use crate::env::Env;
 use crate::models::uses_tool_calls;
+use crate::ollama;
 use crate::request::request_body;
-use crate::retry::{RetryPolicy, parse_retry_after, retryable_status};
-use crate::sse::{Limits, ReadError, SseItem, read_events};
-use crate::text::{error_chain, shorten};
+use crate::retry::RetryPolicy;
+use crate::text::shorten;
+use crate::text_mode::TextDecoder;
 use crate::tool_stream::ToolCallReader;
+use crate::transport::{Decode, HttpCall, Transport};
 
 /// The default longest time without any byte from the server.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Characters of an HTTP error body kept in [`ModelError::Status`].
-const STATUS_BODY_CHARS: usize = 500;
 
 /// A model behind an OpenAI-compatible `chat/completions` endpoint (OpenAI, Azure, Ollama,
 /// LM Studio, llama.cpp, vLLM, …). Settings come with each request.
@@ -33,6 +32,8 @@ pub struct OpenAiCompatible {
     retry: RetryPolicy,
     idle_timeout: Option<Duration>,
     deadline: Option<Duration>,
+    /// Context lengths Ollama reported, by chat URL and model (looked up once).
+    ollama_context: Arc<Mutex<HashMap<String, Option<u64>>>>,
 }
 
 impl Default for OpenAiCompatible {
@@ -51,6 +52,7 @@ impl OpenAiCompatible {
             retry: RetryPolicy::default(),
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             deadline: None,
+            ollama_context: Arc::default(),
         }
     }
 
@@ -84,6 +86,37 @@ impl OpenAiCompatible {
         self
     }
 
+    /// Ollama's context length for this model (`/api/show`), looked up once.
+    async fn ollama_context_length(&self, llm: &LlmSettings) -> Option<u64> {
+        let endpoint = resolve(llm, &self.env).ok()?;
+        let key = format!("{} {}", endpoint.url, endpoint.model);
+        if let Some(known) = self
+            .ollama_context
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return *known;
+        }
+        let base = endpoint.url.trim_end_matches("/chat/completions");
+        let host = ollama::host_of(base.split('?').next().unwrap_or(base));
+        let found = ollama::context_length(&self.client, &host, &endpoint.model).await;
+        self.ollama_context
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, found);
+        found
+    }
+
+    fn transport(&self) -> Transport {
+        Transport {
+            client: self.client.clone(),
+            retry: self.retry,
+            idle_timeout: self.idle_timeout,
+            deadline: self.deadline,
+        }
+    }
+
     /// Where `request` would go and the exact JSON body that would be sent.
     pub fn prepare(&self, request: &ModelRequest) -> Result<(Endpoint, Value), ModelError> {
         let endpoint = resolve(&request.llm, &self.env)?;
@@ -95,119 +128,15 @@ impl OpenAiCompatible {
         let body = request_body(request, &endpoint.model, mode);
         Ok((endpoint, body))
     }
-
-    /// Sends the request and checks the status; errors say whether a retry may help.
-    async fn send(
-        &self,
-        endpoint: &Endpoint,
-        body: &Value,
-        limits: Limits,
-    ) -> Result<reqwest::Response, Failure> {
-        let mut builder = self.client.post(&endpoint.url).json(body);
-        if let Some(key) = &endpoint.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        let sent = match limits.next_wait() {
-            Some((wait, by_deadline)) => match tokio::time::timeout(wait, builder.send()).await {
-                Ok(sent) => sent,
-                Err(_) => {
-                    let reason = limits.timeout_message(by_deadline);
-                    return Err(Failure::retry(
-                        ModelError::Unreachable {
-                            url: endpoint.url.clone(),
-                            reason,
-                        },
-                        None,
-                    ));
-                }
-            },
-            None => builder.send().await,
-        };
-        let response = sent.map_err(|e| {
-            let reason = error_chain(&e);
-            Failure::retry(
-                ModelError::Unreachable {
-                    url: endpoint.url.clone(),
-                    reason,
-                },
-                None,
-            )
-        })?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
-        let text = response.text().await.unwrap_or_default();
-        let error = ModelError::Status {
-            status: status.as_u16(),
-            body: status_body(&text),
-        };
-        if retryable_status(status.as_u16()) {
-            Err(Failure::retry(error, retry_after))
-        } else {
-            Err(Failure::fatal(error))
-        }
-    }
-}
-
-/// The readable part of an HTTP error body: OpenAI's `error.message` when there is one.
-fn status_body(text: &str) -> String {
-    let message = serde_json::from_str::<Value>(text).ok().and_then(|v| {
-        v.pointer("/error/message")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    });
-    shorten(message.as_deref().unwrap_or(text), STATUS_BODY_CHARS)
-}
-
-/// A failed attempt.
-struct Failure {
-    error: ModelError,
-    retryable: bool,
-    retry_after: Option<Duration>,
-}
-
-impl Failure {
-    fn retry(error: ModelError, retry_after: Option<Duration>) -> Self {
-        Failure {
-            error,
-            retryable: true,
-            retry_after,
-        }
-    }
-
-    fn fatal(error: ModelError) -> Self {
-        Failure {
-            error,
-            retryable: false,
-            retry_after: None,
-        }
-    }
-}
-
-impl From<ReadError> for Failure {
-    fn from(error: ReadError) -> Self {
-        let retryable = error.retryable();
-        Failure {
-            error: error.into_model_error(),
-            retryable,
-            retry_after: None,
-        }
-    }
 }
 
 /// Turns chunks into deltas, in the mode of the request.
 enum Decoder {
     Tools(ToolCallReader),
-    Text(FenceParser),
+    Text(TextDecoder),
 }
 
-impl Decoder {
+impl Decode for Decoder {
     fn push(&mut self, chunk: &Value) -> Result<Vec<ModelDelta>, ModelError> {
         if let Some(error) = chunk.get("error") {
             let message = error
@@ -250,8 +179,14 @@ impl LanguageModel for OpenAiCompatible {
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let this = self.clone();
+        let transport = self.transport();
         Box::pin(async_stream::stream! {
-            let (endpoint, body) = match this.prepare(&request) {
+            let mut request = request;
+            if request.llm.context_window.is_none() && is_ollama(&request.llm.model) {
+                request.llm.context_window = this.ollama_context_length(&request.llm).await;
+            }
+            let prepared = this.prepare(&request);
+            let (endpoint, body) = match prepared {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     yield Err(error);
@@ -259,76 +194,17 @@ impl LanguageModel for OpenAiCompatible {
                 }
             };
             let tools = body.get("tools").is_some();
-            let limits = Limits {
-                idle: this.idle_timeout,
-                deadline: this.deadline.map(|d| Instant::now() + d),
-            };
-            let mut retry = 0;
-            'attempts: loop {
-                let failure = 'attempt: {
-                    let response = match this.send(&endpoint, &body, limits).await {
-                        Ok(response) => response,
-                        Err(failure) => break 'attempt failure,
-                    };
-                    let mut decoder =
-                        if tools { Decoder::Tools(ToolCallReader::new()) } else { Decoder::Text(FenceParser::new()) };
-                    let mut events = Box::pin(read_events(response, limits));
-                    let (mut received, mut yielded) = (false, false);
-                    while let Some(item) = events.next().await {
-                        match item {
-                            Ok(SseItem::Done) => break,
-                            Ok(SseItem::Data(chunk)) => {
-                                received = true;
-                                match decoder.push(&chunk) {
-                                    Ok(deltas) => {
-                                        for delta in deltas {
-                                            yielded = true;
-                                            yield Ok(delta);
-                                        }
-                                    }
-                                    Err(error) => {
-                                        yield Err(error);
-                                        return;
-                                    }
-                                }
-                                if decoder.is_done() {
-                                    return;
-                                }
-                            }
-                            Err(error) => {
-                                let failure = Failure::from(error);
-                                if yielded {
-                                    yield Err(failure.error);
-                                    return;
-                                }
-                                break 'attempt failure;
-                            }
-                        }
-                    }
-                    if !received {
-                        break 'attempt Failure::retry(
-                            ModelError::Stream("the server ended the reply without sending anything".to_owned()),
-                            None,
-                        );
-                    }
-                    for delta in decoder.finish() {
-                        yield Ok(delta);
-                    }
-                    return;
-                };
-                let delay = if failure.retryable { this.retry.delay(retry, failure.retry_after) } else { None };
-                match delay {
-                    Some(delay) => {
-                        retry += 1;
-                        tokio::time::sleep(delay).await;
-                        continue 'attempts;
-                    }
-                    None => {
-                        yield Err(failure.error);
-                        return;
-                    }
-                }
+            let call = HttpCall { url: endpoint.url, headers: Vec::new(), bearer: endpoint.api_key, body };
+            let mut replies = Box::pin(transport.stream(call, move || {
+                if tools { Decoder::Tools(ToolCallReader::new()) } else { Decoder::Text(TextDecoder::new()) }
+            }));
+            while let Some(item) = replies.next().await {
+                yield item;
             }
         })
     }
+}
+
+fn is_ollama(model: &str) -> bool {
+    model.starts_with("ollama/") || model.starts_with("ollama_chat/")
 }

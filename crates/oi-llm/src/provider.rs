@@ -1,30 +1,167 @@
-//! Choosing a provider for the settings.
+//! Choosing a provider for the settings, from the model name as users write it:
+//!
+//! | model | provider |
+//! |---|---|
+//! | `local`, `local/PATH.gguf` (no `api_base`) | the embedded llama.cpp model (feature `local`) |
+//! | `anthropic/NAME`, `claude-…` (no `api_base` for `claude-…`) | Anthropic Messages API |
+//! | `gpt-4o`, `openai/NAME`, `azure/NAME`, `ollama/NAME`, anything with `api_base` | OpenAI-compatible |
+//!
+//! [`provider_for`] returns a [`Router`] that makes this choice again for every request, so a
+//! model changed during a session (e.g. `%model`-style commands) reaches the right wire.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use oi_core::{LanguageModel, LlmSettings, ModelError};
+use oi_core::{LanguageModel, LlmSettings, ModelError, ModelRequest, ModelStream};
 
+use crate::anthropic::Anthropic;
 use crate::env::Env;
+use crate::local_model;
 use crate::openai::OpenAiCompatible;
 
 /// Model prefixes served by [`OpenAiCompatible`] without an `api_base`.
 const OPENAI_COMPATIBLE_PREFIXES: [&str; 4] = ["openai", "ollama", "ollama_chat", "azure"];
 
-/// The provider for `llm`. Only OpenAI-compatible servers are supported for now: plain model
-/// names and `openai/…`, `azure/…`, `ollama/…` models, and any model when `api_base` is set.
-pub fn provider_for(llm: &LlmSettings, env: Env) -> Result<Arc<dyn LanguageModel>, ModelError> {
+/// Which wire a model is spoken to over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// OpenAI-compatible chat completions.
+    OpenAiCompatible,
+    /// Anthropic Messages.
+    Anthropic,
+    /// The embedded GGUF model.
+    Embedded,
+}
+
+/// The wire for `llm` (see the module docs); an unknown provider prefix without `api_base`
+/// is a [`ModelError::Config`].
+pub fn wire_for(llm: &LlmSettings) -> Result<Wire, ModelError> {
+    if local_model::is_embedded(llm) {
+        return Ok(Wire::Embedded);
+    }
     let has_base = llm
         .api_base
         .as_deref()
         .is_some_and(|b| !b.trim().is_empty());
-    if let Some((prefix, _)) = llm.model.split_once('/') {
-        if !has_base && !OPENAI_COMPATIBLE_PREFIXES.contains(&prefix) {
-            return Err(ModelError::Config(format!(
-                "The model provider `{prefix}` is not supported yet: use an OpenAI-compatible server with --api_base, or a model such as gpt-4o or ollama/llama3.1."
-            )));
+    let model = llm.model.trim();
+    if let Some((prefix, _)) = model.split_once('/') {
+        return if prefix == "anthropic" {
+            Ok(Wire::Anthropic)
+        } else if has_base || OPENAI_COMPATIBLE_PREFIXES.contains(&prefix) {
+            Ok(Wire::OpenAiCompatible)
+        } else {
+            Err(ModelError::Config(format!(
+                "The model provider `{prefix}` is not supported: use an OpenAI-compatible server with --api_base, or a model such as gpt-4o, claude-3-5-sonnet, ollama/llama3.1 or local."
+            )))
+        };
+    }
+    if !has_base && model.starts_with("claude") {
+        return Ok(Wire::Anthropic);
+    }
+    Ok(Wire::OpenAiCompatible)
+}
+
+/// The provider for `llm`: a [`Router`] over the OpenAI-compatible, Anthropic and embedded
+/// providers. Fails now (nothing sent) when the settings cannot work: an unknown provider, or
+/// `model: local` without the model file or without the `local` feature. Missing API keys are
+/// reported by the first request, before anything is sent.
+pub fn provider_for(llm: &LlmSettings, env: Env) -> Result<Arc<dyn LanguageModel>, ModelError> {
+    let router = Router::new(env);
+    if wire_for(llm)? == Wire::Embedded {
+        router.embedded(llm)?;
+    }
+    Ok(Arc::new(router))
+}
+
+/// A model whose every request fails with `error` (for programs that must build an
+/// interpreter even when the settings cannot work, and show the reason on first use).
+pub fn unavailable(error: ModelError) -> Arc<dyn LanguageModel> {
+    Arc::new(Unavailable(error))
+}
+
+struct Unavailable(ModelError);
+
+impl LanguageModel for Unavailable {
+    fn uses_tool_calls(&self, _llm: &LlmSettings) -> bool {
+        false
+    }
+
+    fn stream(&self, _request: ModelRequest) -> ModelStream {
+        Box::pin(futures::stream::once(std::future::ready(Err(self
+            .0
+            .clone()))))
+    }
+}
+
+/// Picks the provider for each request by [`wire_for`]. The embedded model is loaded once,
+/// on first use, and kept.
+pub struct Router {
+    openai: OpenAiCompatible,
+    anthropic: Anthropic,
+    env: Env,
+    local: OnceLock<Result<Arc<dyn LanguageModel>, ModelError>>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router").finish_non_exhaustive()
+    }
+}
+
+impl Router {
+    /// A router whose providers read `env`.
+    pub fn new(env: Env) -> Self {
+        Router {
+            openai: OpenAiCompatible::new().with_env(env.clone()),
+            anthropic: Anthropic::new().with_env(env.clone()),
+            env,
+            local: OnceLock::new(),
         }
     }
-    Ok(Arc::new(OpenAiCompatible::new().with_env(env)))
+
+    fn embedded(&self, llm: &LlmSettings) -> Result<Arc<dyn LanguageModel>, ModelError> {
+        self.local.get_or_init(|| embedded(llm, &self.env)).clone()
+    }
+
+    fn pick(&self, llm: &LlmSettings) -> Result<Arc<dyn LanguageModel>, ModelError> {
+        Ok(match wire_for(llm)? {
+            Wire::OpenAiCompatible => Arc::new(self.openai.clone()),
+            Wire::Anthropic => Arc::new(self.anthropic.clone()),
+            Wire::Embedded => self.embedded(llm)?,
+        })
+    }
+}
+
+impl LanguageModel for Router {
+    fn uses_tool_calls(&self, llm: &LlmSettings) -> bool {
+        self.pick(llm).is_ok_and(|m| m.uses_tool_calls(llm))
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        match self.pick(&request.llm) {
+            Ok(model) => model.stream(request),
+            Err(error) => Unavailable(error).stream(request),
+        }
+    }
+}
+
+/// The embedded model (`model: local`): its file must exist; it loads on the first request.
+#[cfg(feature = "local")]
+fn embedded(llm: &LlmSettings, env: &Env) -> Result<Arc<dyn LanguageModel>, ModelError> {
+    let path = local_model::model_path(llm, env)?;
+    let n_ctx = llm
+        .context_window
+        .unwrap_or(local_model::DEFAULT_LOCAL_CONTEXT)
+        .clamp(512, 131_072);
+    let n_ctx = u32::try_from(n_ctx).unwrap_or(u32::MAX);
+    Ok(Arc::new(crate::local::LocalProvider::from_path(
+        path, n_ctx,
+    )?))
+}
+
+/// Without the `local` feature the embedded model is not there: say how to get it.
+#[cfg(not(feature = "local"))]
+fn embedded(_llm: &LlmSettings, _env: &Env) -> Result<Arc<dyn LanguageModel>, ModelError> {
+    Err(local_model::not_built_error())
 }
 
 #[cfg(test)]
@@ -39,17 +176,62 @@ mod tests {
     }
 
     #[test]
-    fn known_prefixes_and_bases() {
-        assert!(provider_for(&llm("gpt-4o"), Env::empty()).is_ok());
-        assert!(provider_for(&llm("ollama/llama3"), Env::empty()).is_ok());
+    fn wires_by_model_name() {
+        let cases = [
+            ("gpt-4o", Wire::OpenAiCompatible),
+            ("openai/local", Wire::OpenAiCompatible),
+            ("ollama/llama3", Wire::OpenAiCompatible),
+            ("azure/gpt-4o", Wire::OpenAiCompatible),
+            ("anthropic/claude-3-opus-20240229", Wire::Anthropic),
+            ("claude-3.5", Wire::Anthropic),
+            ("claude-3-5-sonnet", Wire::Anthropic),
+            ("local", Wire::Embedded),
+        ];
+        for (model, wire) in cases {
+            assert_eq!(wire_for(&llm(model)).unwrap(), wire, "{model}");
+        }
         assert!(matches!(
-            provider_for(&llm("anthropic/claude-3"), Env::empty()),
+            wire_for(&llm("cohere/command")),
             Err(ModelError::Config(_))
         ));
-        let with_base = LlmSettings {
+        let with_base = |model: &str| LlmSettings {
             api_base: Some("http://localhost:8000/v1".into()),
-            ..llm("hf/x")
+            ..llm(model)
         };
-        assert!(provider_for(&with_base, Env::empty()).is_ok());
+        assert_eq!(
+            wire_for(&with_base("hf/x")).unwrap(),
+            Wire::OpenAiCompatible
+        );
+        assert_eq!(
+            wire_for(&with_base("claude-3.5")).unwrap(),
+            Wire::OpenAiCompatible
+        );
+        assert_eq!(
+            wire_for(&with_base("local")).unwrap(),
+            Wire::OpenAiCompatible
+        );
+        assert_eq!(
+            wire_for(&with_base("anthropic/claude-3.5")).unwrap(),
+            Wire::Anthropic
+        );
+    }
+
+    #[test]
+    fn provider_for_checks_what_it_can_up_front() {
+        assert!(provider_for(&llm("gpt-4o"), Env::empty()).is_ok());
+        assert!(provider_for(&llm("claude-3.5"), Env::empty()).is_ok());
+        assert!(provider_for(&llm("cohere/x"), Env::empty()).is_err());
+        let missing = provider_for(
+            &llm("local"),
+            Env::empty().with(local_model::MODEL_PATH_VAR, "/nonexistent/m.gguf"),
+        );
+        let Err(ModelError::Config(text)) = missing else {
+            panic!("expected a config error");
+        };
+        if cfg!(feature = "local") {
+            assert!(text.contains("cargo xtask fetch-model"), "{text}");
+        } else {
+            assert!(text.contains("--features local"), "{text}");
+        }
     }
 }

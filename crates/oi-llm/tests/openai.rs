@@ -377,3 +377,78 @@ async fn calculator_round_trip_in_both_modes() {
         assert_eq!(joined(&deltas).0, "The result is 18893195389.", "{model}");
     }
 }
+
+#[tokio::test]
+async fn ollama_latest_tag_context_length_and_listing() {
+    let server = ScriptedServer::start(Script::new([Reply::text("one"), Reply::text("two")]))
+        .await
+        .unwrap();
+    // A history far longer than Ollama's reported 2048-token window is trimmed to fit.
+    let mut messages = ask();
+    for i in 0..40 {
+        messages.insert(
+            1,
+            Message::user(format!("old message {i}: {}", "words ".repeat(100))),
+        );
+    }
+    let p = provider();
+    for expected in ["one", "two"] {
+        let deltas = collect(
+            &p,
+            request(llm(&server, "ollama/llama3:latest"), messages.clone()),
+        )
+        .await;
+        assert_eq!(deltas, vec![message(expected)]);
+    }
+    assert_eq!(
+        server.ollama_show_requests(),
+        vec![json!({"model": "llama3", "name": "llama3"})],
+        "looked up once"
+    );
+    let sent = server.requests().remove(0).body;
+    assert_eq!(sent["model"], "llama3");
+    let chars = sent["messages"].to_string().chars().count();
+    assert!(
+        chars / 4 <= usize::try_from(oi_testkit::OLLAMA_CONTEXT_LENGTH).unwrap(),
+        "trimmed to the window: {chars} chars"
+    );
+    assert_eq!(sent["messages"][0]["role"], "system");
+    assert!(
+        sent["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are a test.")
+    );
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    // Text mode merged the user messages; the boundary one is shortened from the middle.
+    let last = last["content"].as_str().unwrap();
+    assert!(
+        last.ends_with("What is 2+2?") && last.contains("..."),
+        "the newest text is kept"
+    );
+    let host = oi_llm::ollama::host_of(&server.base_url());
+    let models = oi_llm::ollama::list_models(&reqwest::Client::new(), &host)
+        .await
+        .unwrap();
+    assert_eq!(models, ["scripted", "llama3.1:8b"]);
+}
+
+#[tokio::test]
+async fn json_tool_calls_in_text_run_as_code() {
+    let fenced = "```json\n{\"name\": \"execute\", \"arguments\": {\"language\": \"python\", \"code\": \"print('hello world')\"}}\n```\nThat runs it.";
+    let bare = "{\"language\": \"shell\", \"code\": \"echo hi\"}";
+    let server = ScriptedServer::start(Script::new([
+        Reply::text(fenced).chunked(2),
+        Reply::text(bare).chunked(3),
+        Reply::text("{\"a\": 1} is JSON").chunked(3),
+    ]))
+    .await
+    .unwrap();
+    let p = provider();
+    let first = collect(&p, request(llm(&server, "openai/local"), ask())).await;
+    assert_eq!(first, vec![code("python", "print('hello world')")]);
+    let second = collect(&p, request(llm(&server, "openai/local"), ask())).await;
+    assert_eq!(second, vec![code("shell", "echo hi")]);
+    let third = collect(&p, request(llm(&server, "openai/local"), ask())).await;
+    assert_eq!(joined(&third).0, "{\"a\": 1} is JSON");
+}

@@ -20,7 +20,22 @@ fn history() -> Vec<Message> {
     ]
 }
 
+fn with_images() -> Vec<Message> {
+    vec![
+        Message::new(Role::System, Kind::Message, "You are a test."),
+        Message::user("What is in this screenshot?"),
+        Message::new(Role::User, Kind::Image, "AAAA").with_format("base64.png"),
+        Message::code("python", "screenshot()"),
+        Message::console_output(""),
+        Message::new(Role::Computer, Kind::Image, "BBBB").with_format("base64.jpeg"),
+    ]
+}
+
 async fn body_sent(model: &str) -> serde_json::Value {
+    body_sent_with(model, history()).await
+}
+
+async fn body_sent_with(model: &str, messages: Vec<Message>) -> serde_json::Value {
     let server = ScriptedServer::start(Script::new([Reply::text("ok")]))
         .await
         .unwrap();
@@ -32,7 +47,7 @@ async fn body_sent(model: &str) -> serde_json::Value {
         ..LlmSettings::default()
     };
     let request = ModelRequest {
-        messages: history(),
+        messages,
         languages: vec!["python".into(), "shell".into()],
         llm,
         templates: Settings::default().templates(),
@@ -52,4 +67,14 @@ async fn tool_mode_request_body() {
 #[tokio::test]
 async fn text_mode_request_body() {
     insta::assert_json_snapshot!(body_sent("openai/local").await);
+}
+
+#[tokio::test]
+async fn images_go_as_data_urls_to_vision_models() {
+    insta::assert_json_snapshot!(body_sent_with("gpt-4o", with_images()).await);
+}
+
+#[tokio::test]
+async fn images_are_left_out_with_a_note_for_text_only_models() {
+    insta::assert_json_snapshot!(body_sent_with("gpt-3.5-turbo", with_images()).await);
 }

@@ -1,8 +1,9 @@
 //! # oi-testkit
 //!
-//! A scripted OpenAI-compatible model server for tests and demos. It speaks the real
-//! chat-completions wire (HTTP/1.1, JSON, server-sent events) on `127.0.0.1`, answers each
-//! request with the next scripted [`Reply`], and records every request it receives.
+//! A scripted model server for tests and demos. It speaks the real OpenAI chat-completions
+//! wire (`/v1/chat/completions`) and the Anthropic Messages wire (`/v1/messages`, named SSE
+//! events) over HTTP/1.1 on `127.0.0.1`, answers each request with the next scripted
+//! [`Reply`], and records every request it receives.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -15,6 +16,7 @@
 //! [`Script::calculator`] is a reply-free mode that computes arithmetic with Python code, used
 //! by the README demo and end-to-end tests.
 
+mod anthropic;
 mod calculator;
 mod reply;
 mod script;
@@ -23,4 +25,4 @@ mod sse;
 
 pub use reply::{Cut, Ending, Reply, ToolCall};
 pub use script::Script;
-pub use server::{RecordedRequest, ScriptedServer, serve};
+pub use server::{OLLAMA_CONTEXT_LENGTH, RecordedRequest, ScriptedServer, serve};

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use crate::anthropic::{self, AnthropicWire};
 use crate::reply::{Body as ReplyBody, Ending, Reply};
 use crate::script::{Next, Script};
 use crate::sse::{Wire, data_event};
@@ -28,6 +29,10 @@ pub struct RecordedRequest {
     pub query: Option<String>,
     /// The `authorization` header, if any.
     pub authorization: Option<String>,
+    /// The `x-api-key` header (Anthropic), if any.
+    pub api_key: Option<String>,
+    /// The `anthropic-version` header, if any.
+    pub anthropic_version: Option<String>,
     /// The JSON body (a JSON string holding the raw text when the body was not JSON).
     pub body: Value,
 }
@@ -36,7 +41,11 @@ pub struct RecordedRequest {
 struct Inner {
     script: Script,
     requests: Vec<RecordedRequest>,
+    ollama: Vec<Value>,
 }
+
+/// The context length the scripted server's Ollama `/api/show` reports.
+pub const OLLAMA_CONTEXT_LENGTH: u64 = 2048;
 
 type Shared = Arc<Mutex<Inner>>;
 
@@ -65,6 +74,7 @@ impl ScriptedServer {
         let shared: Shared = Arc::new(Mutex::new(Inner {
             script,
             requests: Vec::new(),
+            ollama: Vec::new(),
         }));
         let app = router(shared.clone());
         let task = tokio::spawn(async move {
@@ -84,7 +94,19 @@ impl ScriptedServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Every chat-completions request received so far, in order.
+    /// The Anthropic-style base URL, `http://127.0.0.1:PORT` (requests go to `/v1/messages`;
+    /// [`base_url`](Self::base_url) works too).
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bodies of Ollama `/api/show` requests received so far (kept apart from
+    /// [`requests`](Self::requests)).
+    pub fn ollama_show_requests(&self) -> Vec<Value> {
+        lock(&self.shared).ollama.clone()
+    }
+
+    /// Every chat-completions or messages request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared).requests.clone()
     }
@@ -114,7 +136,33 @@ fn router(shared: Shared) -> Router {
         .route("/chat/completions", post(chat_completions))
         .route("/v1/models", get(models))
         .route("/models", get(models))
+        .route("/api/show", post(ollama_show))
+        .route("/api/tags", get(ollama_tags))
+        .route("/v1/messages", post(messages))
+        .route("/messages", post(messages))
         .with_state(shared)
+}
+
+async fn ollama_show(State(shared): State<Shared>, raw: Bytes) -> Response {
+    let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    lock(&shared).ollama.push(body);
+    axum::Json(json!({
+        "modelfile": "",
+        "details": { "family": "llama" },
+        "model_info": {
+            "general.architecture": "llama",
+            "llama.context_length": OLLAMA_CONTEXT_LENGTH,
+        },
+    }))
+    .into_response()
+}
+
+async fn ollama_tags() -> Response {
+    axum::Json(json!({ "models": [
+        { "name": "scripted:latest", "model": "scripted:latest" },
+        { "name": "llama3.1:8b", "model": "llama3.1:8b" },
+    ]}))
+    .into_response()
 }
 
 async fn models() -> Response {
@@ -125,27 +173,58 @@ async fn models() -> Response {
     .into_response()
 }
 
+/// Which wire a request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WireKind {
+    OpenAi,
+    Anthropic,
+}
+
 async fn chat_completions(
     State(shared): State<Shared>,
     uri: Uri,
     headers: HeaderMap,
     raw: Bytes,
 ) -> Response {
-    let parsed: Result<Value, _> = serde_json::from_slice(&raw);
+    handle(&shared, &uri, &headers, &raw, WireKind::OpenAi)
+}
+
+async fn messages(
+    State(shared): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    handle(&shared, &uri, &headers, &raw, WireKind::Anthropic)
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn handle(
+    shared: &Shared,
+    uri: &Uri,
+    headers: &HeaderMap,
+    raw: &Bytes,
+    wire: WireKind,
+) -> Response {
+    let parsed: Result<Value, _> = serde_json::from_slice(raw);
     let body = match &parsed {
         Ok(value) => value.clone(),
-        Err(_) => Value::String(String::from_utf8_lossy(&raw).into_owned()),
+        Err(_) => Value::String(String::from_utf8_lossy(raw).into_owned()),
     };
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
     let next = {
-        let mut inner = lock(&shared);
+        let mut inner = lock(shared);
         inner.requests.push(RecordedRequest {
             path: uri.path().to_owned(),
             query: uri.query().map(str::to_owned),
-            authorization,
+            authorization: header_text(headers, header::AUTHORIZATION.as_str()),
+            api_key: header_text(headers, "x-api-key"),
+            anthropic_version: header_text(headers, "anthropic-version"),
             body: body.clone(),
         });
         let count = inner.requests.len();
@@ -153,17 +232,23 @@ async fn chat_completions(
             Ok(_) => (inner.script.next(&body), count),
             Err(e) => {
                 let message = format!("oi-testkit: the request body is not JSON: {e}");
-                return error_response(StatusCode::BAD_REQUEST, &message, "invalid_request_error");
+                return error_response(
+                    wire,
+                    StatusCode::BAD_REQUEST,
+                    &message,
+                    "invalid_request_error",
+                );
             }
         }
     };
     match next {
-        (Next::Reply(reply), count) => respond(reply, &body, count),
+        (Next::Reply(reply), count) => respond(reply, &body, count, wire),
         (Next::Exhausted { total }, count) => {
             let message = format!(
                 "oi-testkit: the script ran out of replies: request #{count} arrived but the script had only {total}"
             );
             error_response(
+                wire,
                 StatusCode::INTERNAL_SERVER_ERROR,
                 &message,
                 "script_exhausted",
@@ -172,12 +257,15 @@ async fn chat_completions(
     }
 }
 
-fn error_response(status: StatusCode, message: &str, kind: &str) -> Response {
-    let body = json!({ "error": { "message": message, "type": kind, "code": null } });
+fn error_response(wire: WireKind, status: StatusCode, message: &str, kind: &str) -> Response {
+    let body = match wire {
+        WireKind::OpenAi => json!({ "error": { "message": message, "type": kind, "code": null } }),
+        WireKind::Anthropic => anthropic::error_body(kind, message),
+    };
     (status, axum::Json(body)).into_response()
 }
 
-fn respond(reply: Reply, request: &Value, count: usize) -> Response {
+fn respond(reply: Reply, request: &Value, count: usize, wire_kind: WireKind) -> Response {
     let model = request
         .get("model")
         .and_then(Value::as_str)
@@ -219,16 +307,44 @@ fn respond(reply: Reply, request: &Value, count: usize) -> Response {
             text_pieces,
             tool_calls,
         } => {
-            if !streaming {
-                return axum::Json(wire.completion(text.as_deref(), tool_calls)).into_response();
-            }
-            let chunks = wire.chunks(
-                text.as_deref(),
-                text_pieces.as_deref(),
-                tool_calls,
-                &reply.cut,
-            );
-            let frames = frames(&reply, chunks);
+            let (events, done) = match wire_kind {
+                WireKind::OpenAi => {
+                    if !streaming {
+                        return axum::Json(wire.completion(text.as_deref(), tool_calls))
+                            .into_response();
+                    }
+                    let chunks = wire.chunks(
+                        text.as_deref(),
+                        text_pieces.as_deref(),
+                        tool_calls,
+                        &reply.cut,
+                    );
+                    let events = chunks.iter().map(|c| data_event(&c.to_string())).collect();
+                    (events, data_event("[DONE]"))
+                }
+                WireKind::Anthropic => {
+                    let wire = AnthropicWire {
+                        id: format!("msg_scripted_{count}"),
+                        model: &model,
+                    };
+                    if !streaming {
+                        return axum::Json(wire.message(text.as_deref(), tool_calls))
+                            .into_response();
+                    }
+                    let events = wire
+                        .events(
+                            text.as_deref(),
+                            text_pieces.as_deref(),
+                            tool_calls,
+                            &reply.cut,
+                        )
+                        .iter()
+                        .map(|(name, data)| anthropic::named_event(name, data))
+                        .collect();
+                    (events, anthropic::message_stop())
+                }
+            };
+            let frames = frames(&reply, events, done);
             let mut response = Body::from_stream(frame_stream(frames)).into_response();
             let headers = response.headers_mut();
             headers.insert(
@@ -249,21 +365,22 @@ enum Frame {
     Drop,
 }
 
-/// The steps of a streamed reply: events, pings, the malformed line and the ending.
-fn frames(reply: &Reply, chunks: Vec<Value>) -> VecDeque<Frame> {
+/// The steps of a streamed reply: events, pings, the malformed line and the ending (`done`
+/// is the wire's final event: `[DONE]` or `message_stop`).
+fn frames(reply: &Reply, events: Vec<String>, done: String) -> VecDeque<Frame> {
     let mut frames = VecDeque::new();
     let ping = |frames: &mut VecDeque<Frame>| {
         if reply.pings {
             frames.push_back(Frame::Bytes(": ping\n\n".to_owned()));
         }
     };
-    let mut events: Vec<String> = chunks.iter().map(|c| data_event(&c.to_string())).collect();
+    let mut events = events;
     let limit = match reply.ending {
         Ending::CutAfter(n) | Ending::DropAfter(n) | Ending::StallAfter(n, _) => Some(n),
         Ending::Complete | Ending::NoDone => None,
     };
     if !matches!(reply.ending, Ending::NoDone) {
-        events.push(data_event("[DONE]"));
+        events.push(done);
     }
     for (i, event) in events.into_iter().enumerate() {
         if reply.malformed_after == Some(i) {

@@ -1,0 +1,120 @@
+//! Messages stream events → deltas. Events are mapped onto chat-completion deltas so that
+//! tool mode shares [`ToolCallReader`] (partial JSON, first call only) with the OpenAI wire.
+
+use oi_core::{ModelDelta, ModelError};
+use serde_json::{Value, json};
+
+use crate::text::shorten;
+use crate::text_mode::TextDecoder;
+use crate::tool_stream::ToolCallReader;
+use crate::transport::Decode;
+
+/// How code comes back.
+enum Inner {
+    /// Tool mode.
+    Tools(ToolCallReader),
+    /// Text mode (fenced blocks).
+    Text(TextDecoder),
+}
+
+/// Decodes one streamed Messages reply.
+pub(crate) struct EventDecoder {
+    inner: Inner,
+    stopped: bool,
+}
+
+impl EventDecoder {
+    /// A decoder for tool mode (`true`) or text mode.
+    pub fn new(tools: bool) -> Self {
+        let inner = if tools {
+            Inner::Tools(ToolCallReader::new())
+        } else {
+            Inner::Text(TextDecoder::new())
+        };
+        EventDecoder {
+            inner,
+            stopped: false,
+        }
+    }
+
+    fn text(&mut self, text: &str) -> Vec<ModelDelta> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        match &mut self.inner {
+            Inner::Tools(reader) => reader.push(&json!({ "content": text })),
+            Inner::Text(decoder) => decoder.push(text),
+        }
+    }
+
+    fn tool_delta(&mut self, delta: &Value) -> Vec<ModelDelta> {
+        match &mut self.inner {
+            Inner::Tools(reader) => reader.push(delta),
+            // No tools were offered: a stray tool call is ignored.
+            Inner::Text(_) => Vec::new(),
+        }
+    }
+}
+
+impl Decode for EventDecoder {
+    fn push(&mut self, event: &Value) -> Result<Vec<ModelDelta>, ModelError> {
+        let index = event["index"].as_u64().unwrap_or(0);
+        Ok(match event["type"].as_str().unwrap_or("") {
+            "error" => {
+                let message = event["error"]["message"]
+                    .as_str()
+                    .map_or_else(|| event["error"].to_string(), str::to_owned);
+                return Err(ModelError::Stream(format!(
+                    "the server reported an error: {}",
+                    shorten(&message, 300)
+                )));
+            }
+            "content_block_start" => {
+                let block = &event["content_block"];
+                match block["type"].as_str() {
+                    Some("text") => self.text(block["text"].as_str().unwrap_or("")),
+                    Some("tool_use") => {
+                        let input = &block["input"];
+                        let arguments = match input.as_object() {
+                            Some(object) if !object.is_empty() => input.to_string(),
+                            _ => String::new(),
+                        };
+                        self.tool_delta(&json!({ "tool_calls": [{
+                            "index": index,
+                            "id": block["id"],
+                            "function": { "name": block["name"], "arguments": arguments },
+                        }]}))
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            "content_block_delta" => {
+                let delta = &event["delta"];
+                match delta["type"].as_str() {
+                    Some("text_delta") => self.text(delta["text"].as_str().unwrap_or("")),
+                    Some("input_json_delta") => self.tool_delta(&json!({ "tool_calls": [{
+                        "index": index,
+                        "function": { "arguments": delta["partial_json"].as_str().unwrap_or("") },
+                    }]})),
+                    _ => Vec::new(),
+                }
+            }
+            "message_stop" => {
+                self.stopped = true;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        })
+    }
+
+    fn is_done(&self) -> bool {
+        self.stopped || matches!(&self.inner, Inner::Text(decoder) if decoder.is_done())
+    }
+
+    fn finish(&mut self) -> Vec<ModelDelta> {
+        match &mut self.inner {
+            Inner::Tools(reader) => reader.finish(),
+            Inner::Text(decoder) => decoder.finish(),
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Ollama's own API beside its OpenAI-compatible `/v1`: the models it has (`/api/tags`) and a
+//! model's context length (`/api/show`), as Open Interpreter's `Llm.load` reads them (spec
+//! e.7). Both are best effort: an unreachable Ollama gives `None`/an error, never a hang
+//! (3-second limit).
+
+use std::time::Duration;
+
+use oi_core::ModelError;
+use serde_json::{Value, json};
+
+/// How long a look-up may take.
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Ollama's address from a chat base URL (`http://host:11434/v1` → `http://host:11434`).
+pub fn host_of(chat_base: &str) -> String {
+    let base = chat_base.trim_end_matches('/');
+    base.strip_suffix("/v1").unwrap_or(base).to_owned()
+}
+
+/// The model name Ollama knows: `:latest` is implied, so it is left out.
+pub fn model_name(name: &str) -> &str {
+    name.strip_suffix(":latest").unwrap_or(name)
+}
+
+/// The context length of `model` from `POST {host}/api/show` (`model_info.*.context_length`).
+pub async fn context_length(client: &reqwest::Client, host: &str, model: &str) -> Option<u64> {
+    let url = format!("{}/api/show", host.trim_end_matches('/'));
+    let request = client
+        .post(url)
+        .json(&json!({ "model": model, "name": model }))
+        .timeout(LOOKUP_TIMEOUT);
+    let response = request.send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let body: Value = response.json().await.ok()?;
+    body.get("model_info")?
+        .as_object()?
+        .iter()
+        .find(|(key, _)| key.ends_with(".context_length"))
+        .and_then(|(_, value)| value.as_u64())
+}
+
+/// The models Ollama has (`GET {host}/api/tags`), without `:latest`.
+pub async fn list_models(client: &reqwest::Client, host: &str) -> Result<Vec<String>, ModelError> {
+    let url = format!("{}/api/tags", host.trim_end_matches('/'));
+    let unreachable = |reason: String| ModelError::Unreachable {
+        url: url.clone(),
+        reason,
+    };
+    let response = client
+        .get(&url)
+        .timeout(LOOKUP_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| unreachable(crate::text::error_chain(&e)))?;
+    let body: Value = response
+        .json()
+        .await
+        .map_err(|e| unreachable(crate::text::error_chain(&e)))?;
+    Ok(body["models"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["name"].as_str())
+        .map(|name| model_name(name).to_owned())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_names() {
+        assert_eq!(
+            host_of("http://localhost:11434/v1/"),
+            "http://localhost:11434"
+        );
+        assert_eq!(host_of("http://h:1"), "http://h:1");
+        assert_eq!(model_name("llama3.1:latest"), "llama3.1");
+        assert_eq!(model_name("llama3.1:8b"), "llama3.1:8b");
+    }
+}

@@ -1,0 +1,225 @@
+//! One streamed HTTP request to a model server, whatever its wire: sending with retries
+//! (before anything of the reply was passed on), reading server-sent events with idle and
+//! overall limits, and handing each JSON event to a wire-specific [`Decode`].
+
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use oi_core::{ModelDelta, ModelError};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::retry::{RetryPolicy, parse_retry_after, retryable_status};
+use crate::sse::{Limits, ReadError, SseItem, read_events};
+use crate::text::{error_chain, shorten};
+
+/// Characters of an HTTP error body kept in [`ModelError::Status`].
+const STATUS_BODY_CHARS: usize = 500;
+
+/// Turns a wire's JSON events into deltas.
+pub(crate) trait Decode: Send + 'static {
+    /// Feeds one event.
+    fn push(&mut self, event: &Value) -> Result<Vec<ModelDelta>, ModelError>;
+    /// Whether the reply is complete (nothing more is read).
+    fn is_done(&self) -> bool;
+    /// Ends the reply: whatever was held back.
+    fn finish(&mut self) -> Vec<ModelDelta>;
+}
+
+/// What to send.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpCall {
+    /// The full URL.
+    pub url: String,
+    /// Extra headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// A bearer token for `Authorization`.
+    pub bearer: Option<String>,
+    /// The JSON body.
+    pub body: Value,
+}
+
+/// How requests are sent: the client, retries and time limits.
+#[derive(Debug, Clone)]
+pub(crate) struct Transport {
+    pub client: reqwest::Client,
+    pub retry: RetryPolicy,
+    pub idle_timeout: Option<Duration>,
+    pub deadline: Option<Duration>,
+}
+
+impl Transport {
+    /// Sends `call` and streams its reply through decoders made by `decoder` (one per
+    /// attempt).
+    pub fn stream<D: Decode>(
+        self,
+        call: HttpCall,
+        decoder: impl Fn() -> D + Send + 'static,
+    ) -> impl Stream<Item = Result<ModelDelta, ModelError>> + Send + 'static {
+        async_stream::stream! {
+            let limits = Limits {
+                idle: self.idle_timeout,
+                deadline: self.deadline.map(|d| Instant::now() + d),
+            };
+            let mut retry = 0;
+            'attempts: loop {
+                let failure = 'attempt: {
+                    let response = match self.send(&call, limits).await {
+                        Ok(response) => response,
+                        Err(failure) => break 'attempt failure,
+                    };
+                    let mut decoder = decoder();
+                    let mut events = Box::pin(read_events(response, limits));
+                    let (mut received, mut yielded) = (false, false);
+                    while let Some(item) = events.next().await {
+                        match item {
+                            Ok(SseItem::Done) => break,
+                            Ok(SseItem::Data(chunk)) => {
+                                received = true;
+                                match decoder.push(&chunk) {
+                                    Ok(deltas) => {
+                                        for delta in deltas {
+                                            yielded = true;
+                                            yield Ok(delta);
+                                        }
+                                    }
+                                    Err(error) => {
+                                        yield Err(error);
+                                        return;
+                                    }
+                                }
+                                if decoder.is_done() {
+                                    break;
+                                }
+                            }
+                            Err(error) => {
+                                let failure = Failure::from(error);
+                                if yielded {
+                                    yield Err(failure.error);
+                                    return;
+                                }
+                                break 'attempt failure;
+                            }
+                        }
+                    }
+                    if !received {
+                        break 'attempt Failure::retry(
+                            ModelError::Stream("the server ended the reply without sending anything".to_owned()),
+                            None,
+                        );
+                    }
+                    for delta in decoder.finish() {
+                        yield Ok(delta);
+                    }
+                    return;
+                };
+                let delay = if failure.retryable { self.retry.delay(retry, failure.retry_after) } else { None };
+                match delay {
+                    Some(delay) => {
+                        retry += 1;
+                        tokio::time::sleep(delay).await;
+                        continue 'attempts;
+                    }
+                    None => {
+                        yield Err(failure.error);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends the request and checks the status; errors say whether a retry may help.
+    async fn send(&self, call: &HttpCall, limits: Limits) -> Result<reqwest::Response, Failure> {
+        let mut builder = self.client.post(&call.url).json(&call.body);
+        for (name, value) in &call.headers {
+            builder = builder.header(*name, value);
+        }
+        if let Some(key) = &call.bearer {
+            builder = builder.bearer_auth(key);
+        }
+        let unreachable = |reason: String| {
+            Failure::retry(
+                ModelError::Unreachable {
+                    url: call.url.clone(),
+                    reason,
+                },
+                None,
+            )
+        };
+        let sent = match limits.next_wait() {
+            Some((wait, by_deadline)) => match tokio::time::timeout(wait, builder.send()).await {
+                Ok(sent) => sent,
+                Err(_) => return Err(unreachable(limits.timeout_message(by_deadline))),
+            },
+            None => builder.send().await,
+        };
+        let response = sent.map_err(|e| unreachable(error_chain(&e)))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let text = response.text().await.unwrap_or_default();
+        let error = ModelError::Status {
+            status: status.as_u16(),
+            body: status_body(&text),
+        };
+        if retryable_status(status.as_u16()) {
+            Err(Failure::retry(error, retry_after))
+        } else {
+            Err(Failure::fatal(error))
+        }
+    }
+}
+
+/// The readable part of an HTTP error body: `error.message` (OpenAI and Anthropic) when there
+/// is one.
+fn status_body(text: &str) -> String {
+    let message = serde_json::from_str::<Value>(text).ok().and_then(|v| {
+        v.pointer("/error/message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    shorten(message.as_deref().unwrap_or(text), STATUS_BODY_CHARS)
+}
+
+/// A failed attempt.
+struct Failure {
+    error: ModelError,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+impl Failure {
+    fn retry(error: ModelError, retry_after: Option<Duration>) -> Self {
+        Failure {
+            error,
+            retryable: true,
+            retry_after,
+        }
+    }
+
+    fn fatal(error: ModelError) -> Self {
+        Failure {
+            error,
+            retryable: false,
+            retry_after: None,
+        }
+    }
+}
+
+impl From<ReadError> for Failure {
+    fn from(error: ReadError) -> Self {
+        let retryable = error.retryable();
+        Failure {
+            error: error.into_model_error(),
+            retryable,
+            retry_after: None,
+        }
+    }
+}
