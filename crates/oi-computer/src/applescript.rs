@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::confine::Confine;
 use crate::host;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists};
@@ -11,7 +12,7 @@ use crate::process::{Spawned, program_exists};
 pub(crate) const NOT_MACOS: &str = "AppleScript is only available on macOS; this machine cannot run it. Use Python or Shell instead.\n";
 
 /// Starts the host for AppleScript runs, or says why it cannot run here.
-pub(crate) fn start() -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
     if !cfg!(target_os = "macos") {
         return Err(NOT_MACOS.to_owned());
     }
@@ -22,7 +23,7 @@ pub(crate) fn start() -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
             "nothing: it ships with macOS",
         ));
     }
-    host::start("oi-applescript-")
+    host::start("oi-applescript-", confine)
 }
 
 /// The command line that runs `code` with `osascript` as run `id`.

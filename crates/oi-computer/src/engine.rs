@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::confine::Confine;
 use crate::languages::Language;
 use crate::process::Spawned;
 use crate::session::{Limits, Session};
@@ -21,6 +22,7 @@ pub(crate) fn start(
     language: Language,
     output_cap: usize,
     grace: Duration,
+    confine: &Confine,
 ) -> Result<Started, String> {
     let nonce = crate::session::nonce();
     let limits = Limits { output_cap, grace };
@@ -28,14 +30,14 @@ pub(crate) fn start(
     let with_dir =
         |(spawned, setup, dir): (Spawned, Vec<u8>, tempfile::TempDir)| (spawned, setup, Some(dir));
     let (spawned, setup, workdir) = match language {
-        Language::Python => plain(crate::python::start(&nonce)?),
-        Language::Shell => with_dir(crate::shell::start(&nonce)?),
-        Language::JavaScript => plain(crate::javascript::start(&nonce)?),
-        Language::Ruby => plain(crate::ruby::start(&nonce)?),
-        Language::R => plain(crate::r::start(&nonce)?),
-        Language::PowerShell => plain(crate::powershell::start(&nonce)?),
-        Language::Java => with_dir(crate::java::start()?),
-        Language::AppleScript => with_dir(crate::applescript::start()?),
+        Language::Python => plain(crate::python::start(&nonce, confine)?),
+        Language::Shell => with_dir(crate::shell::start(&nonce, confine)?),
+        Language::JavaScript => plain(crate::javascript::start(&nonce, confine)?),
+        Language::Ruby => plain(crate::ruby::start(&nonce, confine)?),
+        Language::R => with_dir(crate::r::start(&nonce, confine)?),
+        Language::PowerShell => plain(crate::powershell::start(&nonce, confine)?),
+        Language::Java => with_dir(crate::java::start(confine)?),
+        Language::AppleScript => with_dir(crate::applescript::start(confine)?),
         Language::Html | Language::React => {
             return Err(format!(
                 "{} is shown to the user, not run in a session.\n",
@@ -45,6 +47,16 @@ pub(crate) fn start(
     };
     let session = Session::new(spawned, &nonce, limits, workdir)
         .map_err(|e| format!("Could not start the {} session: {e}\n", language.name()))?;
+    if let Some(max) = confine.limits.max_processes {
+        crate::proc_watch::watch_processes(std::sync::Arc::clone(&session.handle), max).map_err(
+            |e| {
+                format!(
+                    "Could not watch the {} session's processes: {e}\n",
+                    language.name()
+                )
+            },
+        )?;
+    }
     Ok(Started {
         session,
         setup,

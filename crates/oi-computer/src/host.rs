@@ -3,10 +3,14 @@
 //! protection work as for the persistent sessions. The host traps SIGINT, so an interrupt ends
 //! the program but not the host, which then cleans up and reports the run done.
 
+use crate::confine::Confine;
 use crate::process::{Spawned, program_exists, spawn};
 
 /// Starts a host shell; returns it with its setup script and a private work directory.
-pub(crate) fn start(prefix: &str) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+pub(crate) fn start(
+    prefix: &str,
+    confine: &Confine,
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
     let shell = ["bash", "sh"]
         .into_iter()
         .find(|p| program_exists(p))
@@ -15,8 +19,8 @@ pub(crate) fn start(prefix: &str) -> Result<(Spawned, Vec<u8>, tempfile::TempDir
         .prefix(prefix)
         .tempdir()
         .map_err(|e| format!("Could not create a work directory: {e}\n"))?;
-    let spawned =
-        spawn(shell, &[], &[]).map_err(|e| format!("Could not start `{shell}`: {e}\n"))?;
+    let spawned = spawn(shell, &[], &[], confine, Some(workdir.path()))
+        .map_err(|e| format!("Could not start `{shell}`: {e}\n"))?;
     Ok((spawned, b"exec 2>&1\ntrap : INT\n".to_vec(), workdir))
 }
 

@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
+use crate::confine::Confine;
 use crate::host;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists};
 
 /// Starts the host for Java runs, or says which program is missing.
-pub(crate) fn start() -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
     for program in ["javac", "java"] {
         if !program_exists(program) {
             return Err(missing_program_message(
@@ -19,7 +20,7 @@ pub(crate) fn start() -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
             ));
         }
     }
-    host::start("oi-java-")
+    host::start("oi-java-", confine)
 }
 
 /// The command line that compiles and runs `code` as run `id`.

@@ -1,5 +1,6 @@
 //! The JavaScript session: `node` running a small driver with one persistent `vm` context.
 
+use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists, spawn};
 
@@ -7,7 +8,7 @@ use crate::process::{Spawned, program_exists, spawn};
 const DRIVER: &str = include_str!("js_driver.js");
 
 /// Starts a node session, or says that node is missing.
-pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
     if !program_exists("node") {
         return Err(missing_program_message(
             "node",
@@ -15,6 +16,12 @@ pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
             "Node.js (e.g. `apt-get install nodejs`)",
         ));
     }
-    spawn("node", &["-e", DRIVER], &[("OI_NONCE", nonce)])
-        .map_err(|e| format!("Could not start `node`: {e}\n"))
+    spawn(
+        "node",
+        &["-e", DRIVER],
+        &[("OI_NONCE", nonce)],
+        confine,
+        None,
+    )
+    .map_err(|e| format!("Could not start `node`: {e}\n"))
 }

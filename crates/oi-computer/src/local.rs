@@ -11,10 +11,13 @@ use oi_core::lmc::Content;
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
+use crate::confine::{Confine, Gate};
 use crate::engine;
 use crate::languages::{ALL, Language};
+use crate::limits::ResourceLimits;
 use crate::process::{Signal, group_alive, signal_group};
 use crate::recipient::MarkerFilter;
+use crate::sandbox::{SandboxPolicy, SandboxSupport};
 use crate::screenshot::Shooters;
 use crate::session::{Fate, Handle, Item, Session};
 
@@ -22,12 +25,14 @@ use crate::session::{Fate, Handle, Item, Session};
 pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
 
 /// Settings shared by every run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Config {
     output_cap: usize,
     grace: Duration,
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
+    /// Sandbox policy and resource limits of every session.
+    confine: Arc<Confine>,
 }
 
 /// The session of one language (all its aliases share it).
@@ -98,8 +103,51 @@ impl LocalComputer {
                 grace: Duration::from_secs(1),
                 timeout: None,
                 idle_timeout: None,
+                confine: Arc::new(Confine::default()),
             },
         }
+    }
+
+    /// Runs every session under `policy` (off by default). Probes the kernel now: where it
+    /// cannot enforce the policy, each run is refused with one console line, unless the policy
+    /// allows the unsandboxed fallback, in which case code runs with what can be enforced and
+    /// the first run says so once. Takes effect for sessions started afterwards.
+    pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
+        let support = crate::sandbox::probe();
+        self.with_sandbox_support(policy, support)
+    }
+
+    /// [`LocalComputer::with_sandbox`] with a given `support` instead of a probe (tests, or a
+    /// caller that probed once already).
+    pub fn with_sandbox_support(mut self, policy: SandboxPolicy, support: SandboxSupport) -> Self {
+        let limits = self.config.confine.limits;
+        self.config.confine = Arc::new(Confine::new(policy, support, limits));
+        self
+    }
+
+    /// Applies `limits` to every session started afterwards (none by default). A session that
+    /// hits one is killed and the run says which limit it hit; the next run starts a new one.
+    pub fn with_limits(mut self, limits: ResourceLimits) -> Self {
+        let mut confine = (*self.config.confine).clone();
+        confine.limits = limits;
+        self.config.confine = Arc::new(confine);
+        self
+    }
+
+    /// The sandbox policy sessions run under.
+    pub fn sandbox(&self) -> &SandboxPolicy {
+        &self.config.confine.policy
+    }
+
+    /// What the kernel can enforce, as probed by [`LocalComputer::with_sandbox`] (all false
+    /// when no sandbox was set).
+    pub fn sandbox_support(&self) -> SandboxSupport {
+        self.config.confine.support
+    }
+
+    /// The resource limits sessions run under.
+    pub fn limits(&self) -> ResourceLimits {
+        self.config.confine.limits
     }
 
     /// Stops any run that takes longer than `timeout` (off by default).
@@ -188,7 +236,7 @@ impl Computer for LocalComputer {
         run_stream(
             slot,
             code.to_owned(),
-            self.config,
+            self.config.clone(),
             Arc::clone(&self.next_run),
         )
         .boxed()
@@ -275,6 +323,17 @@ fn state_lost_note(language: Language) -> String {
     )
 }
 
+fn process_limit_note(language: Language, config: &Config) -> String {
+    let max = config.confine.limits.max_processes.unwrap_or(0);
+    crate::limits::hit_message(
+        &format!(
+            "{} session (more than {max} processes at once)",
+            language.name()
+        ),
+        "process",
+    )
+}
+
 fn run_stream(
     slot: Arc<Slot>,
     code: String,
@@ -298,7 +357,15 @@ fn run_stream(
                 }
             }
             if state.session.is_none() {
-                match engine::start(language, config.output_cap, config.grace) {
+                match config.confine.gate() {
+                    Gate::Refuse(message) => {
+                        yield Output::console(message);
+                        return;
+                    }
+                    Gate::Run(Some(note)) => yield Output::console(note),
+                    Gate::Run(None) => {}
+                }
+                match engine::start(language, config.output_cap, config.grace, &config.confine) {
                     Ok(started) => {
                         let mut session = started.session;
                         if !started.setup.is_empty() {
@@ -440,19 +507,31 @@ fn run_stream(
                         state.lost_state = true;
                         yield Output::console(format!("\n[oi: the code did not stop when interrupted, so the {} session was killed.]\n", language.name()));
                     }
+                    if fate == Fate::ProcessLimit {
+                        yield Output::console(process_limit_note(language, &config));
+                    }
                 }
                 End::Exited(status) => {
                     let status = match status {
                         Some(status) => Some(status),
                         None => tokio::time::timeout(Duration::from_millis(200), session.child.wait()).await.ok().and_then(Result::ok),
                     };
+                    let fate = handle.fate();
                     handle.kill(Fate::Terminated);
                     state.session = None;
                     slot.set_handle(None);
+                    if fate == Fate::ProcessLimit {
+                        yield Output::console(process_limit_note(language, &config));
+                        break 'attempts;
+                    }
                     let how = match status.and_then(|s| s.code()) {
                         Some(code) => format!(" with exit code {code}"),
                         None => String::new(),
                     };
+                    if let Some(which) = crate::limits::hit_by(&config.confine.limits, status) {
+                        yield Output::console(crate::limits::hit_message(&format!("{} session", language.name()), which));
+                        break 'attempts;
+                    }
                     let lost = if language.keeps_state() { "; its state was lost and a new session will start with the next run" } else { "; a new one will start with the next run" };
                     yield Output::console(format!(
                         "\n[oi: the {} session exited{how}{lost}.]\n",

@@ -1,6 +1,7 @@
 //! The PowerShell session: `pwsh` running a small driver that dot-sources each code block in
 //! one scope; commands are JSON lines on stdin.
 
+use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists, spawn};
 
@@ -8,7 +9,7 @@ use crate::process::{Spawned, program_exists, spawn};
 const DRIVER: &str = include_str!("powershell_driver.ps1");
 
 /// Starts a PowerShell session, or says that `pwsh` is missing.
-pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
     let Some(program) = ["pwsh", "powershell"]
         .into_iter()
         .find(|p| program_exists(p))
@@ -29,6 +30,8 @@ pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
             "Invoke-Expression $env:OI_DRIVER",
         ],
         &[("OI_NONCE", nonce), ("OI_DRIVER", DRIVER)],
+        confine,
+        None,
     )
     .map_err(|e| format!("Could not start `{program}`: {e}\n"))
 }

@@ -1,13 +1,17 @@
 //! Spawning sessions in their own process group, and signalling whole groups.
 //!
-//! Every `unsafe` block of the crate lives here, each in a tiny wrapper with the reason it is
+//! Every `unsafe` block of the crate lives here or in the sandbox's syscall modules
+//! (`landlock.rs`, `seccomp.rs`, `limits.rs`), each in a tiny wrapper with the reason it is
 //! sound.
 
 use std::fs::File;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::Path;
 use std::process::Stdio;
 
 use tokio::process::{Child, Command};
+
+use crate::confine::{Confine, Prepared};
 
 /// A signal the computer sends to a session's process group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,12 +81,17 @@ pub(crate) struct Spawned {
 }
 
 /// Spawns `program args` in a new process group with piped stdin and stdout+stderr merged
-/// into one pipe. On Linux the child also gets SIGKILL when this process dies.
+/// into one pipe, confined by `confine` (sandbox, resource limits, env markers; `scratch` is
+/// the session's private work directory, writable in every sandbox mode). On Linux the child
+/// also gets SIGKILL when this process dies.
 pub(crate) fn spawn(
     program: &str,
     args: &[&str],
     envs: &[(&str, &str)],
+    confine: &Confine,
+    scratch: Option<&Path>,
 ) -> std::io::Result<Spawned> {
+    let prepared = confine.prepare(scratch)?;
     let (read, write) = pipe()?;
     let write_err = write.try_clone()?;
     let mut command = Command::new(program);
@@ -94,7 +103,14 @@ pub(crate) fn spawn(
         .stderr(Stdio::from(write_err))
         .process_group(0)
         .kill_on_drop(true);
+    for (key, value) in prepared.envs() {
+        command.env(key, value);
+    }
+    if let Some(dir) = prepared.cwd() {
+        command.current_dir(dir);
+    }
     set_parent_death_signal(&mut command);
+    confine_child(&mut command, prepared);
     let child = command.spawn()?;
     // `command` (and with it our copies of the write end) is dropped here, so the reader sees
     // EOF once every process of the session has closed the pipe.
@@ -116,6 +132,17 @@ fn set_parent_death_signal(command: &mut Command) {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
             Ok(())
         });
+    }
+}
+
+/// Makes the child apply `prepared` (rlimits, Landlock, seccomp) just before exec.
+fn confine_child(command: &mut Command, prepared: Prepared) {
+    // SAFETY: the closure runs between fork and exec and only makes syscalls (setrlimit,
+    // prctl, landlock_restrict_self) on memory built before the fork; it allocates nothing
+    // and touches no locks. `prepared` (and the ruleset descriptor it owns) lives in the
+    // command until the spawn returns.
+    unsafe {
+        command.pre_exec(move || prepared.apply_in_child());
     }
 }
 

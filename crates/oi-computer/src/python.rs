@@ -1,5 +1,6 @@
 //! The Python session: `python3 -u -c <driver>`; commands are JSON lines on stdin.
 
+use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists, spawn};
 
@@ -7,7 +8,7 @@ use crate::process::{Spawned, program_exists, spawn};
 const DRIVER: &str = include_str!("python_driver.py");
 
 /// Starts a Python session, or says which program is missing.
-pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
     let Some(program) = ["python3", "python"]
         .into_iter()
         .find(|p| program_exists(p))
@@ -22,6 +23,8 @@ pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
         program,
         &["-u", "-c", DRIVER],
         &[("OI_NONCE", nonce), ("PYTHONIOENCODING", "utf-8")],
+        confine,
+        None,
     )
     .map_err(|e| format!("Could not start `{program}`: {e}\n"))
 }

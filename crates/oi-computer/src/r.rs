@@ -3,14 +3,19 @@
 
 use std::fmt::Write;
 
+use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists, spawn};
 
 /// The driver script the session runs (passed in the environment, evaluated by `-e`).
 const DRIVER: &str = include_str!("r_driver.R");
 
-/// Starts an R session, or says that R is missing.
-pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
+/// Starts an R session, or says that R is missing. R gets a private temp directory (its
+/// `TMPDIR`, removed with the session), which it needs to start even in a read-only sandbox.
+pub(crate) fn start(
+    nonce: &str,
+    confine: &Confine,
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
     if !program_exists("R") {
         return Err(missing_program_message(
             "R",
@@ -18,7 +23,12 @@ pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
             "R (e.g. `apt-get install r-base-core`)",
         ));
     }
-    spawn(
+    let workdir = tempfile::Builder::new()
+        .prefix("oi-r-")
+        .tempdir()
+        .map_err(|e| format!("Could not create a temp directory for R: {e}\n"))?;
+    let tmp = workdir.path().to_string_lossy().into_owned();
+    let spawned = spawn(
         "R",
         &[
             "--vanilla",
@@ -27,9 +37,12 @@ pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
             "-e",
             "eval(parse(text = Sys.getenv('OI_DRIVER')))",
         ],
-        &[("OI_NONCE", nonce), ("OI_DRIVER", DRIVER)],
+        &[("OI_NONCE", nonce), ("OI_DRIVER", DRIVER), ("TMPDIR", &tmp)],
+        confine,
+        Some(workdir.path()),
     )
-    .map_err(|e| format!("Could not start `R`: {e}\n"))
+    .map_err(|e| format!("Could not start `R`: {e}\n"))?;
+    Ok((spawned, Vec::new(), workdir))
 }
 
 /// The command line that runs `code` as run `id`: the id, a space, the code in hex.

@@ -1,6 +1,7 @@
 //! The Ruby session: `ruby -e <driver>`; commands are JSON lines on stdin, evaluated in one
 //! persistent binding.
 
+use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists, spawn};
 
@@ -8,7 +9,7 @@ use crate::process::{Spawned, program_exists, spawn};
 const DRIVER: &str = include_str!("ruby_driver.rb");
 
 /// Starts a Ruby session, or says that Ruby is missing.
-pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
     if !program_exists("ruby") {
         return Err(missing_program_message(
             "ruby",
@@ -16,6 +17,12 @@ pub(crate) fn start(nonce: &str) -> Result<Spawned, String> {
             "Ruby (e.g. `apt-get install ruby`)",
         ));
     }
-    spawn("ruby", &["-e", DRIVER], &[("OI_NONCE", nonce)])
-        .map_err(|e| format!("Could not start `ruby`: {e}\n"))
+    spawn(
+        "ruby",
+        &["-e", DRIVER],
+        &[("OI_NONCE", nonce)],
+        confine,
+        None,
+    )
+    .map_err(|e| format!("Could not start `ruby`: {e}\n"))
 }

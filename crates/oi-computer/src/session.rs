@@ -44,6 +44,8 @@ pub(crate) enum Fate {
     KilledAfterInterrupt = 1,
     /// Ended by `terminate()` or a timeout; restarted silently.
     Terminated = 2,
+    /// Killed because its process group grew past the process limit.
+    ProcessLimit = 3,
 }
 
 /// The sync, shareable part of a session: enough to signal it from anywhere.
@@ -91,6 +93,7 @@ impl Handle {
         match self.fate.load(Ordering::SeqCst) {
             1 => Fate::KilledAfterInterrupt,
             2 => Fate::Terminated,
+            3 => Fate::ProcessLimit,
             _ => Fate::Alive,
         }
     }

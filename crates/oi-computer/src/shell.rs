@@ -10,6 +10,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
 use crate::process::{Spawned, program_exists, spawn};
 
@@ -37,7 +38,10 @@ pub(crate) fn choose() -> ShellProgram {
 }
 
 /// Starts a shell session and returns it with the setup script to send first.
-pub(crate) fn start(nonce: &str) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+pub(crate) fn start(
+    nonce: &str,
+    confine: &Confine,
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
     let shell = choose();
     if !program_exists(&shell.program) {
         return Err(missing_program_message(
@@ -59,6 +63,8 @@ pub(crate) fn start(nonce: &str) -> Result<(Spawned, Vec<u8>, tempfile::TempDir)
         &shell.program,
         args,
         &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
+        confine,
+        Some(workdir.path()),
     )
     .map_err(|e| format!("Could not start `{}`: {e}\n", shell.program))?;
     let mut setup = String::from("exec 2>&1\n");

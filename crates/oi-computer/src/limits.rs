@@ -1,0 +1,165 @@
+//! Resource limits per session: processes, memory and CPU time.
+//!
+//! - Memory: `RLIMIT_DATA` on every process of the session (each process separately; it
+//!   counts heap and private writable mappings, not the address space interpreters like
+//!   node and Java reserve without using, which `RLIMIT_AS` would count). An allocation past
+//!   it fails (Python raises `MemoryError` and the session lives on).
+//! - CPU: `RLIMIT_CPU` on every process of the session, over its whole life (a persistent
+//!   session's interpreter accumulates CPU time across runs; after a restart it starts from
+//!   zero). Past it the kernel sends `SIGXCPU` (the session ends), a second later `SIGKILL`.
+//!   The hard limit is one second above the soft one so the code cannot raise it; raising it
+//!   per run from the parent would need `CAP_SYS_RESOURCE`, which oi does not have as a
+//!   normal user (nor as root on some machines).
+//! - Processes: a watchdog counts the processes in the session's process group every 50 ms
+//!   and kills the group past the limit (this also holds for root, whom the kernel exempts
+//!   from `RLIMIT_NPROC`, and counts processes, not threads). For other users `RLIMIT_NPROC`
+//!   is set as a backstop a fork bomb cannot outrun: it counts every task (thread) of the
+//!   real uid, so it is set to the uid's tasks at session start plus four times the limit
+//!   plus 64 (interpreters' own threads).
+
+use serde::{Deserialize, Serialize};
+
+/// Limits for each session; `None` means unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ResourceLimits {
+    /// The most processes a session may have at once (its interpreter included).
+    pub max_processes: Option<u32>,
+    /// The most memory (heap and private writable mappings) each process of a session may
+    /// use, in bytes.
+    pub max_memory_bytes: Option<u64>,
+    /// The most CPU time each process of a session may use over its life, in seconds (the
+    /// session's interpreter counts all its runs; a restarted session starts from zero).
+    pub max_cpu_seconds: Option<u64>,
+}
+
+impl ResourceLimits {
+    /// Whether any limit is set.
+    pub fn any(&self) -> bool {
+        self.max_processes.is_some()
+            || self.max_memory_bytes.is_some()
+            || self.max_cpu_seconds.is_some()
+    }
+}
+
+/// The rlimits to set in the child, computed in the parent.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Rlimits {
+    data: Option<u64>,
+    cpu: Option<u64>,
+    nproc: Option<u64>,
+}
+
+impl Rlimits {
+    /// The rlimits for `limits` (counts this user's tasks when a process limit is set).
+    pub(crate) fn for_limits(limits: &ResourceLimits) -> Rlimits {
+        Rlimits {
+            data: limits.max_memory_bytes,
+            cpu: limits.max_cpu_seconds.map(|s| s.max(1)),
+            nproc: limits.max_processes.and_then(nproc_backstop),
+        }
+    }
+
+    /// Sets the limits on the calling process. Only syscalls: safe between fork and exec.
+    pub(crate) fn apply(&self) -> std::io::Result<()> {
+        if let Some(bytes) = self.data {
+            set(libc::RLIMIT_DATA, bytes, bytes)?;
+        }
+        if let Some(secs) = self.cpu {
+            set(libc::RLIMIT_CPU, secs, secs.saturating_add(1))?;
+        }
+        if let Some(n) = self.nproc {
+            set(libc::RLIMIT_NPROC, n, n)?;
+        }
+        Ok(())
+    }
+}
+
+/// `RLIMIT_NPROC` for a non-root user: tasks of the uid now + 4 × limit + 64; `None` for root
+/// (exempt) or when the count fails.
+fn nproc_backstop(max: u32) -> Option<u64> {
+    // SAFETY: getuid cannot fail and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    if uid == 0 {
+        return None;
+    }
+    let tasks = crate::proc_watch::tasks_of_uid(uid)?;
+    Some(tasks + 4 * u64::from(max) + 64)
+}
+
+#[cfg(target_os = "linux")]
+type Resource = libc::__rlimit_resource_t;
+#[cfg(not(target_os = "linux"))]
+type Resource = libc::c_int;
+
+fn set(resource: Resource, soft: u64, hard: u64) -> std::io::Result<()> {
+    let limit = libc::rlimit {
+        rlim_cur: soft as libc::rlim_t,
+        rlim_max: hard as libc::rlim_t,
+    };
+    // SAFETY: `limit` is a valid struct the kernel only reads.
+    let rc = unsafe { libc::setrlimit(resource, &limit) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Which limit a session that died with `status` most likely hit.
+pub(crate) fn hit_by(
+    limits: &ResourceLimits,
+    status: Option<std::process::ExitStatus>,
+) -> Option<&'static str> {
+    use std::os::unix::process::ExitStatusExt;
+    let signal = status.and_then(|s| s.signal());
+    let code = status.and_then(|s| s.code());
+    if limits.max_cpu_seconds.is_some() && signal == Some(libc::SIGXCPU) {
+        return Some("CPU");
+    }
+    if limits.max_memory_bytes.is_some() {
+        let memory_signal = matches!(
+            signal,
+            Some(libc::SIGABRT | libc::SIGSEGV | libc::SIGBUS | libc::SIGKILL | libc::SIGTRAP)
+        );
+        // 134 = a shell's report of SIGABRT; node exits with it on "out of memory".
+        if memory_signal || matches!(code, Some(134 | 137)) {
+            return Some("memory");
+        }
+    }
+    if limits.max_cpu_seconds.is_some() && signal == Some(libc::SIGKILL) {
+        return Some("CPU");
+    }
+    None
+}
+
+/// The console note for a session (`what`, e.g. `Python session`) that hit `which` limit.
+pub(crate) fn hit_message(what: &str, which: &str) -> String {
+    format!(
+        "\n[oi: the {what} hit its {which} limit and was restarted; state was lost (variables, imports, working directory). A new session will start with the next run.]\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn classifies_deaths() {
+        let all = ResourceLimits {
+            max_processes: Some(10),
+            max_memory_bytes: Some(1 << 29),
+            max_cpu_seconds: Some(5),
+        };
+        let signalled = |sig: i32| Some(std::process::ExitStatus::from_raw(sig));
+        assert_eq!(hit_by(&all, signalled(libc::SIGXCPU)), Some("CPU"));
+        assert_eq!(hit_by(&all, signalled(libc::SIGABRT)), Some("memory"));
+        assert_eq!(
+            hit_by(&ResourceLimits::default(), signalled(libc::SIGABRT)),
+            None
+        );
+        let exited = Some(std::process::ExitStatus::from_raw(1 << 8));
+        assert_eq!(hit_by(&all, exited), None);
+        assert!(hit_message("Python session", "memory").contains("hit its memory limit"));
+    }
+}
