@@ -1,75 +1,80 @@
-//! `cargo xtask bench`: oi beside Open Interpreter 0.4.3 on the same machine, same model server.
+//! `cargo xtask bench`: oi beside Open Interpreter 0.4.3 on the same machine, in one run, against
+//! the same scripted model server (zero model time, so each agent's own overhead shows).
 //!
 //! The reference is installed from PyPI into `target/oi-ref` (cached). When pip cannot reach the
-//! registry, the comparison is skipped with a note and oi is measured alone.
+//! registry, the comparison is skipped with a note and oi is measured alone. `--quick` (what CI
+//! runs) measures oi only, once, with small loads, and writes nothing into `docs/`.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use oi_testkit::{Reply, Script, ScriptedServer};
 
+use crate::load::{self, LoadReport};
 use crate::measure::{self, Sample};
 
-/// One row of the results table.
+/// Measured values of one benchmark: (value, peak RSS in MiB) per run.
 struct Row {
     what: String,
-    oi: Vec<Sample>,
-    original: Vec<Sample>,
+    unit: &'static str,
+    oi: Vec<(f64, f64)>,
+    original: Vec<(f64, f64)>,
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn summary(samples: &[Sample]) -> Option<(f64, f64, f64, f64)> {
-    let walls: Vec<Duration> = samples.iter().map(|s| s.wall).collect();
-    let rss: Vec<u64> = samples.iter().map(|s| s.max_rss_kib).collect();
-    let median = ms(measure::median(&walls)?);
-    let min = ms(*walls.iter().min()?);
-    let max = ms(*walls.iter().max()?);
-    Some((median, min, max, measure::median(&rss)? as f64 / 1024.0))
+fn stats(values: &[(f64, f64)]) -> Option<(f64, f64, f64, f64)> {
+    let v: Vec<f64> = values.iter().map(|x| x.0).collect();
+    let m: Vec<f64> = values.iter().map(|x| x.1).collect();
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((measure::median(&v)?, min, max, measure::median(&m)?))
 }
 
 impl Row {
-    fn markdown(&self) -> String {
-        let cell = |s: &[Sample]| match summary(s) {
-            Some((median, min, max, mib)) => {
-                format!("{median:.1} ms ({min:.1}–{max:.1}), {mib:.1} MiB")
-            }
-            None => "skipped".to_owned(),
-        };
-        let ratio = match (summary(&self.oi), summary(&self.original)) {
-            (Some(a), Some(b)) => {
-                let pairs: Vec<u64> = self
-                    .oi
-                    .iter()
-                    .zip(&self.original)
-                    .map(|(x, y)| {
-                        (y.wall.as_secs_f64() / x.wall.as_secs_f64().max(1e-9) * 10.0) as u64
-                    })
-                    .collect();
-                let speed = measure::median(&pairs).map_or(0.0, |v| v as f64 / 10.0);
-                format!(
-                    "{speed:.0}× faster, {:.0}× less memory",
-                    b.3 / a.3.max(0.001)
-                )
-            }
-            _ => "–".to_owned(),
-        };
-        let failures = self
+    fn speed_ratio(&self) -> Option<f64> {
+        let ratios: Vec<f64> = self
             .oi
             .iter()
-            .chain(&self.original)
-            .filter(|s| !s.success)
-            .count();
-        let note = if failures > 0 {
-            format!(" ({failures} runs failed)")
-        } else {
-            String::new()
+            .zip(&self.original)
+            .map(|(a, b)| b.0 / a.0.max(1e-9))
+            .collect();
+        measure::median(&ratios)
+    }
+
+    fn memory_ratio(&self) -> Option<f64> {
+        let (a, b) = (stats(&self.oi)?, stats(&self.original)?);
+        (a.3 > 0.0 && b.3 > 0.0).then(|| b.3 / a.3)
+    }
+
+    fn markdown(&self) -> String {
+        let cell = |values: &[(f64, f64)]| match stats(values) {
+            Some((median, min, max, mib)) if mib > 0.0 => {
+                format!(
+                    "{} ({}–{}), {mib:.1} MiB",
+                    fmt(median, self.unit),
+                    fmt(min, self.unit),
+                    fmt(max, self.unit)
+                )
+            }
+            Some((median, min, max, _)) => {
+                format!(
+                    "{} ({}–{})",
+                    fmt(median, self.unit),
+                    fmt(min, self.unit),
+                    fmt(max, self.unit)
+                )
+            }
+            None => "not measured".to_owned(),
+        };
+        let ratio = match (self.speed_ratio(), self.memory_ratio()) {
+            (Some(s), Some(m)) => format!("{s:.0}× faster, {m:.0}× less memory"),
+            (Some(s), None) => format!("{s:.0}× faster"),
+            _ => "–".to_owned(),
         };
         format!(
-            "| {}{note} | {} | {} | {ratio} |",
+            "| {} | {} | {} | {ratio} |",
             self.what,
             cell(&self.oi),
             cell(&self.original)
@@ -77,16 +82,49 @@ impl Row {
     }
 }
 
-/// Installs (once) and returns the reference `interpreter` executable.
+fn fmt(value: f64, unit: &str) -> String {
+    if value >= 100.0 {
+        format!("{value:.0} {unit}")
+    } else {
+        format!("{value:.2} {unit}")
+    }
+}
+
+fn wall_ms(s: &Sample) -> (f64, f64) {
+    (s.wall.as_secs_f64() * 1000.0, s.max_rss_kib as f64 / 1024.0)
+}
+
+/// Options from the command line.
+struct Options {
+    runs: usize,
+    quick: bool,
+}
+
+fn options(args: &[String]) -> anyhow::Result<Options> {
+    let runs = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse::<usize>())
+        .transpose()
+        .context("--runs takes a number")?;
+    let quick = args.iter().any(|a| a == "--quick");
+    Ok(Options {
+        runs: runs.unwrap_or(if quick { 1 } else { 5 }),
+        quick,
+    })
+}
+
+/// Installs (once) and returns the reference venv's `bin` directory.
 fn reference(root: &Path) -> Option<PathBuf> {
     let venv = root.join("target/oi-ref");
-    let exe = venv.join("bin/interpreter");
-    if exe.exists() {
+    let bin = venv.join("bin");
+    if bin.join("interpreter").exists() {
         eprintln!(
             "bench: reference Open Interpreter 0.4.3 cached in {}",
             venv.display()
         );
-        return Some(exe);
+        return Some(bin);
     }
     eprintln!(
         "bench: installing Open Interpreter 0.4.3 into {} (about 2 minutes, once)",
@@ -97,107 +135,237 @@ fn reference(root: &Path) -> Option<PathBuf> {
         .arg(&venv)
         .status()
         .is_ok_and(|s| s.success())
-        && Command::new(venv.join("bin/pip"))
+        && Command::new(bin.join("pip"))
             .args(["install", "-q", "open-interpreter==0.4.3"])
             .status()
             .is_ok_and(|s| s.success());
-    if ok && exe.exists() {
-        Some(exe)
+    if ok && bin.join("interpreter").exists() {
+        Some(bin)
     } else {
         eprintln!(
-            "bench: could not install the reference from PyPI; comparing nothing, measuring oi alone"
+            "bench: could not install the reference from PyPI; measuring oi alone, comparing nothing"
         );
         None
     }
 }
 
-fn repeat(
+/// Everything the benchmark runs against.
+struct Bench {
+    root: PathBuf,
+    home: PathBuf,
+    oi: PathBuf,
+    xtask: PathBuf,
+    original: Option<PathBuf>,
+    runtime: tokio::runtime::Runtime,
     runs: usize,
-    mut one: impl FnMut() -> anyhow::Result<Sample>,
-) -> anyhow::Result<Vec<Sample>> {
-    (0..runs).map(|_| one()).collect()
 }
 
-/// Runs the benchmarks and prints a Markdown table.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let runs: usize = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse())
-        .transpose()
-        .context("--runs takes a number")?
-        .unwrap_or(5);
-    let root = std::env::current_dir()?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    if !Command::new(&cargo)
-        .args(["build", "--quiet", "--release", "--package", "oi-cli"])
-        .status()?
-        .success()
-    {
-        bail!("building oi (release) failed");
-    }
-    let oi = root.join("target/release/oi");
-    let original = reference(&root);
-    let home = tempfile_dir(&root)?;
-    let env = |command: &mut Command| {
+impl Bench {
+    fn command(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
         command
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .current_dir(&self.home)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            .env("DISABLE_TELEMETRY", "true");
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let server = runtime.block_on(oi_testkit::ScriptedServer::start(
-        oi_testkit::Script::calculator(),
-    ))?;
-    let base = server.base_url();
-    let mut rows = Vec::new();
-    for flag in ["--version", "--help"] {
-        let oi_samples = repeat(runs, || {
-            let mut c = Command::new(&oi);
-            c.arg(flag);
-            env(&mut c);
-            Ok(measure::run(&mut c, None)?)
+            .env("DISABLE_TELEMETRY", "true")
+            .env_remove("OPENAI_API_KEY");
+        command
+    }
+
+    fn server(&self, script: Script) -> anyhow::Result<ScriptedServer> {
+        Ok(self.runtime.block_on(ScriptedServer::start(script))?)
+    }
+
+    fn repeat(
+        &self,
+        mut one: impl FnMut() -> anyhow::Result<(f64, f64)>,
+    ) -> anyhow::Result<Vec<(f64, f64)>> {
+        (0..self.runs).map(|_| one()).collect()
+    }
+
+    fn startup(&self, flag: &str) -> anyhow::Result<Row> {
+        let oi = self.repeat(|| {
+            Ok(wall_ms(&measure::run(
+                self.command(&self.oi).arg(flag),
+                None,
+            )?))
         })?;
-        let original_samples = match &original {
-            Some(exe) => repeat(runs, || {
-                let mut c = Command::new(exe);
-                c.arg(flag);
-                env(&mut c);
-                Ok(measure::run(&mut c, None)?)
+        let original = match &self.original {
+            Some(bin) => self.repeat(|| {
+                Ok(wall_ms(&measure::run(
+                    self.command(&bin.join("interpreter")).arg(flag),
+                    None,
+                )?))
             })?,
             None => Vec::new(),
         };
-        rows.push(Row {
+        Ok(Row {
             what: format!("start-up: `{flag}`"),
-            oi: oi_samples,
-            original: original_samples,
-        });
+            unit: "ms",
+            oi,
+            original,
+        })
     }
-    let message = "compute 239023*79043";
-    let oi_turns = repeat(runs, || {
-        let mut c = Command::new(&oi);
-        c.args([
-            "-y",
-            "--plain",
-            "--api_base",
-            &base,
-            "--api_key",
-            "x",
-            "-m",
-            "gpt-4o",
-            message,
-        ]);
-        env(&mut c);
-        Ok(measure::run(&mut c, None)?)
-    })?;
-    let original_turns = match &original {
-        Some(exe) => repeat(runs, || {
-            let mut c = Command::new(exe);
-            c.args([
+
+    fn cli_turn(&self, message: &str) -> anyhow::Result<Row> {
+        let server = self.server(Script::calculator())?;
+        let base = server.base_url();
+        let oi = self.repeat(|| {
+            let sample = measure::run(
+                self.command(&self.oi).args([
+                    "-y",
+                    "--plain",
+                    "--api_base",
+                    &base,
+                    "--api_key",
+                    "x",
+                    "-m",
+                    "gpt-4o",
+                    message,
+                ]),
+                None,
+            )?;
+            Ok(wall_ms(&sample))
+        })?;
+        let original = match &self.original {
+            Some(bin) => self.repeat(|| {
+                let mut command = self.command(&bin.join("interpreter"));
+                command.args([
+                    "-s",
+                    "-y",
+                    "-o",
+                    "-dt",
+                    "--plain",
+                    "-m",
+                    "openai/gpt-4o",
+                    "-ab",
+                    &base,
+                    "-ak",
+                    "x",
+                    "-lsf",
+                    "-cw",
+                    "8000",
+                    "-x",
+                    "1000",
+                ]);
+                Ok(wall_ms(&measure::run(
+                    &mut command,
+                    Some(&format!("{message}\n")),
+                )?))
+            })?,
+            None => Vec::new(),
+        };
+        Ok(Row {
+            what: format!("one turn, CLI one-shot: \"{message}\""),
+            unit: "ms",
+            oi,
+            original,
+        })
+    }
+
+    /// A library turn against a fresh scripted server per run; returns the samples.
+    fn library_turns(
+        &self,
+        script: impl Fn() -> Script,
+        message: &str,
+    ) -> anyhow::Result<(Vec<Sample>, Vec<Sample>)> {
+        let mut oi = Vec::new();
+        let mut original = Vec::new();
+        for _ in 0..self.runs {
+            let server = self.server(script())?;
+            let sample = measure::run(
+                self.command(&self.xtask)
+                    .args(["lib-turn", &server.base_url(), message]),
+                None,
+            )?;
+            oi.push(sample);
+            if let Some(bin) = &self.original {
+                let server = self.server(script())?;
+                let script_path = self.root.join("xtask/scripts/oi_ref_turn.py");
+                let mut command = self.command(&bin.join("python"));
+                command.arg(script_path).args([&server.base_url(), message]);
+                original.push(measure::run(&mut command, None)?);
+            }
+        }
+        Ok((oi, original))
+    }
+
+    fn code_execution(&self) -> anyhow::Result<Vec<Row>> {
+        let example = measure::run(
+            Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+                .current_dir(&self.root)
+                .args([
+                    "run",
+                    "--quiet",
+                    "--release",
+                    "-p",
+                    "oi-computer",
+                    "--example",
+                    "latency",
+                    "--",
+                    "5",
+                    "200",
+                ]),
+            None,
+        )?;
+        let one = |value: Option<f64>| value.map(|v| vec![(v, 0.0)]).unwrap_or_default();
+        let (mut cold_original, mut warm_original) = (Vec::new(), Vec::new());
+        if let Some(bin) = &self.original {
+            let script = self
+                .root
+                .join("crates/oi-computer/benches/oi_ref_latency.py");
+            let sample = measure::run(
+                self.command(&bin.join("python")).arg(script).arg("20"),
+                None,
+            )?;
+            cold_original = one(sample.value("cold_first_run_ms"));
+            warm_original = one(sample.value("warm_median_ms"));
+        }
+        Ok(vec![
+            Row {
+                what: "code: cold `print(1)` (session start)".into(),
+                unit: "ms",
+                oi: one(example.value("cold_median_ms")),
+                original: cold_original,
+            },
+            Row {
+                what: "code: warm `print(1)` round trip".into(),
+                unit: "ms",
+                oi: one(example.value("warm_median_ms")),
+                original: warm_original,
+            },
+        ])
+    }
+
+    fn flood(&self, megabytes: usize) -> anyhow::Result<Row> {
+        let code = format!(
+            "import sys\nline = 'x' * 999 + '\\n'\nfor _ in range({}):\n    sys.stdout.write(line)",
+            megabytes * 1000
+        );
+        let script = || Script::new([Reply::tool_call("python", &code), Reply::text("Done.")]);
+        let message = format!("print {megabytes} MB");
+        let limit = Duration::from_secs(180);
+        let server = self.server(script())?;
+        let base = server.base_url();
+        let oi = measure::run_limited(
+            self.command(&self.oi).args([
+                "-y",
+                "--plain",
+                "--api_base",
+                &base,
+                "--api_key",
+                "x",
+                &message,
+            ]),
+            None,
+            limit,
+        )?;
+        let mut original = Vec::new();
+        if let Some(bin) = &self.original {
+            let server = self.server(script())?;
+            let mut command = self.command(&bin.join("interpreter"));
+            command.args([
                 "-s",
                 "-y",
                 "-o",
@@ -206,58 +374,299 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                 "-m",
                 "openai/gpt-4o",
                 "-ab",
-                &base,
+                &server.base_url(),
                 "-ak",
                 "x",
                 "-lsf",
-                "-cw",
-                "8000",
-                "-x",
-                "1000",
             ]);
-            env(&mut c);
-            Ok(measure::run(&mut c, Some(&format!("{message}\n")))?)
-        })?,
-        None => Vec::new(),
-    };
-    rows.push(Row {
-        what: format!("one turn, CLI one-shot: \"{message}\" (scripted model)"),
-        oi: oi_turns,
-        original: original_turns,
-    });
-    drop(server);
-    println!(
-        "| benchmark | oi: median (min–max), peak RSS | Open Interpreter 0.4.3 | oi vs original (median of pairwise ratios) |"
-    );
-    println!("|---|---|---|---|");
-    for row in &rows {
-        println!("{}", row.markdown());
+            let sample = measure::run_limited(&mut command, Some(&format!("{message}\n")), limit)?;
+            if !sample.success {
+                eprintln!(
+                    "bench: the original did not finish the {megabytes} MB flood within {} s",
+                    limit.as_secs()
+                );
+            }
+            original.push((sample.max_rss_kib as f64 / 1024.0, 0.0));
+        }
+        Ok(Row {
+            what: format!("output flood: peak RSS of the agent while code prints {megabytes} MB"),
+            unit: "MiB",
+            oi: vec![(oi.max_rss_kib as f64 / 1024.0, 0.0)],
+            original,
+        })
     }
-    println!(
-        "\n{runs} runs each; machine: {} cores, {}",
-        cores(),
-        cpu_model()
-    );
+}
+
+fn per_step_row(oi: &[Sample], original: &[Sample], steps: usize) -> Row {
+    let per_step = |samples: &[Sample]| -> Vec<(f64, f64)> {
+        samples
+            .iter()
+            .filter_map(|s| {
+                s.value("chat_s")
+                    .map(|c| (c * 1000.0 / steps as f64, s.max_rss_kib as f64 / 1024.0))
+            })
+            .collect()
+    };
+    Row {
+        what: format!("{steps}-step task (one code run per step): time per step"),
+        unit: "ms",
+        oi: per_step(oi),
+        original: per_step(original),
+    }
+}
+
+fn build(root: &Path) -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let ok = Command::new(&cargo)
+        .current_dir(root)
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "oi-cli",
+            "-p",
+            "oi-server",
+            "-p",
+            "xtask",
+        ])
+        .status()?
+        .success();
+    if !ok {
+        bail!("building the release binaries failed");
+    }
     Ok(())
 }
 
-fn tempfile_dir(root: &Path) -> anyhow::Result<PathBuf> {
-    let dir = root.join("target/bench-home");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
+/// Runs the benchmarks and prints (and, unless `--quick`, writes) the results.
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    let opts = options(args)?;
+    let root = std::env::current_dir()?;
+    build(&root)?;
+    let home = root.join("target/bench-home");
+    std::fs::create_dir_all(&home)?;
+    let bench = Bench {
+        oi: root.join("target/release/oi"),
+        xtask: root.join("target/release/xtask"),
+        original: if opts.quick { None } else { reference(&root) },
+        runtime: tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?,
+        runs: opts.runs,
+        home,
+        root: root.clone(),
+    };
+    let mut rows = vec![bench.startup("--version")?, bench.startup("--help")?];
+    let message = "compute 239023*79043";
+    rows.push(bench.cli_turn(message)?);
+    let (oi, original) = bench.library_turns(Script::calculator, message)?;
+    rows.push(Row {
+        what: format!("one turn, library API: \"{message}\" (whole process)"),
+        unit: "ms",
+        oi: oi.iter().map(wall_ms).collect(),
+        original: original.iter().map(wall_ms).collect(),
+    });
+    let steps = if opts.quick { 5 } else { 20 };
+    let script = || {
+        Script::new(
+            (0..steps)
+                .map(|i| Reply::tool_call("python", &format!("print({i})")))
+                .chain([Reply::text("Done.")]),
+        )
+    };
+    let (oi, original) = bench.library_turns(script, "do the task")?;
+    rows.push(per_step_row(&oi, &original, steps));
+    rows.extend(bench.code_execution()?);
+    rows.push(bench.flood(if opts.quick { 20 } else { 200 })?);
+
+    let server_bin = root.join("target/release/oi-server");
+    let model = bench.server(Script::calculator())?;
+    let loads: Vec<usize> = if opts.quick {
+        vec![1, 10]
+    } else {
+        vec![1, 100, 1000]
+    };
+    let mut reports = Vec::new();
+    for sessions in loads {
+        eprintln!("bench: server load, {sessions} sessions");
+        reports.push(bench.runtime.block_on(load::run(
+            &server_bin,
+            &model.base_url(),
+            sessions,
+        ))?);
+    }
+    drop(model);
+
+    let markdown = render(&rows, &reports, &opts, bench.original.is_some());
+    println!("{markdown}");
+    let out_dir = if opts.quick {
+        root.join("target/bench")
+    } else {
+        root.join("docs")
+    };
+    std::fs::create_dir_all(&out_dir)?;
+    std::fs::write(out_dir.join("benchmarks-chart.svg"), chart(&rows))?;
+    let results = out_dir.join(if opts.quick {
+        "benchmarks.md"
+    } else {
+        "benchmarks-results.md"
+    });
+    std::fs::write(&results, markdown)?;
+    eprintln!("bench: wrote {} and the chart beside it", results.display());
+    Ok(())
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+fn render(rows: &[Row], reports: &[LoadReport], opts: &Options, compared: bool) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# Benchmark results: oi beside Open Interpreter 0.4.3\n"
+    );
+    let _ = writeln!(
+        md,
+        "Machine: {} cores, {}, {}. Date: {}. oi {}; Open Interpreter 0.4.3 from PyPI (Python {}). {} run(s) per row; model: the project's scripted OpenAI-compatible server on loopback (zero model time).\n",
+        std::thread::available_parallelism().map_or(1, usize::from),
+        cpu_model(),
+        kernel(),
+        chrono_date(),
+        env!("CARGO_PKG_VERSION"),
+        python_version(),
+        opts.runs,
+    );
+    if !compared {
+        let _ = writeln!(
+            md,
+            "The original was not measured in this run (`--quick`, or pip could not reach PyPI).\n"
+        );
+    }
+    let _ = writeln!(md, "![oi vs original](benchmarks-chart.svg)\n");
+    let _ = writeln!(
+        md,
+        "| benchmark | oi: median (min–max), peak RSS | Open Interpreter 0.4.3 | oi vs original (median of pairwise ratios) |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|");
+    for row in rows {
+        let _ = writeln!(md, "{}", row.markdown());
+    }
+    let _ = writeln!(
+        md,
+        "\n## Server under load (oi only: the original serves one conversation per process)\n"
+    );
+    let _ = writeln!(
+        md,
+        "Each client has its own session (`/sessions/{{id}}`) of one `oi-server` process and runs one turn; the scripted model streams its reply in 4-character pieces.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| sessions | chunks/s (all clients) | `end` → first chunk p50 / p99 | chunk gap p50 / p99 | server RSS, all connected | memory per idle session | failed turns |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for r in reports {
+        let _ = writeln!(
+            md,
+            "| {} | {:.0} | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1} MiB | {:.0} KiB | {} |",
+            r.sessions,
+            r.chunks_per_second,
+            r.first_chunk_ms.0,
+            r.first_chunk_ms.1,
+            r.chunk_gap_ms.0,
+            r.chunk_gap_ms.1,
+            r.server_rss_mib,
+            r.idle_session_kib,
+            r.failures
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nReproduce: `cargo xtask bench` (add `--runs N`; `--quick` is CI's short version)."
+    );
+    md
+}
+
+/// A bar chart of the speed ratios (log scale), as SVG.
+fn chart(rows: &[Row]) -> String {
+    let bars: Vec<(&str, f64)> = rows
+        .iter()
+        .filter_map(|r| Some((r.what.as_str(), r.speed_ratio()?)))
+        .collect();
+    let height = 40 + bars.len() * 34;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">How many times faster oi is than Open Interpreter 0.4.3 (log scale)</text>\n"
+    );
+    let max_log = bars
+        .iter()
+        .map(|(_, r)| r.max(1.0).log10())
+        .fold(1.0_f64, f64::max);
+    for (i, (label, ratio)) in bars.iter().enumerate() {
+        let y = 36 + i * 34;
+        let width = (ratio.max(1.0).log10() / max_log * 430.0).max(2.0);
+        let label: String = label.chars().take(58).collect();
+        let _ = writeln!(
+            svg,
+            "<text x=\"10\" y=\"{}\">{}</text>",
+            y + 16,
+            escape(&label)
+        );
+        let _ = writeln!(
+            svg,
+            "<rect x=\"400\" y=\"{y}\" width=\"{width:.1}\" height=\"22\" fill=\"#2b7bb9\"/>"
+        );
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{}\">{ratio:.0}×</text>",
+            406.0 + width,
+            y + 16
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|text| {
-            text.lines()
+        .and_then(|t| {
+            t.lines()
                 .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_owned())
         })
         .unwrap_or_else(|| "unknown CPU".to_owned())
+}
+
+fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").map_or_else(
+        |_| "unknown kernel".to_owned(),
+        |k| format!("Linux {}", k.trim()),
+    )
+}
+
+fn python_version() -> String {
+    Command::new("python3")
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .trim_start_matches("Python ")
+                .to_owned()
+        })
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+fn chrono_date() -> String {
+    Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
 }

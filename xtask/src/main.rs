@@ -8,6 +8,9 @@
 //!   `target/oi-ref`, cached): start-up time and memory, one CLI turn against the scripted model.
 
 mod bench;
+mod fetch_model;
+mod lib_turn;
+mod load;
 mod measure;
 
 use std::net::SocketAddr;
@@ -15,7 +18,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N]                                   oi beside Open Interpreter 0.4.3 (start-up, one turn)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -31,6 +34,8 @@ fn main() -> anyhow::Result<()> {
         Some("scripted-server") => scripted_server(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("lib-turn") => lib_turn::run(&args[1..]),
+        Some("fetch-model") => fetch_model::run(&args[1..]),
         Some("-h" | "--help") | None => {
             print!("{}", usage());
             Ok(())

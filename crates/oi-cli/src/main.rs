@@ -4,6 +4,7 @@ mod app;
 mod approve;
 mod args;
 mod conversations;
+mod display;
 mod images;
 mod input;
 mod magic;

@@ -96,6 +96,11 @@ pub async fn run(
             }
             continue;
         }
+        if crate::display::is_displayable(&chunk) {
+            let note = crate::display::show(&chunk, &crate::display::output_dir());
+            out.write_all(note.as_bytes())?;
+            continue;
+        }
         let text = renderer.render(&chunk);
         if !text.is_empty() {
             out.write_all(text.as_bytes())?;

@@ -1,0 +1,95 @@
+//! Shows what the computer produced for the person: images and HTML are saved to files and
+//! opened in the system's viewer when there is one (spec e.6), and the path is always shown.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use base64::Engine as _;
+use oi_core::{Chunk, Kind, Recipient};
+
+/// Whether this chunk is rich output meant for the person (an image or HTML/JS code).
+pub fn is_displayable(chunk: &Chunk) -> bool {
+    let for_user = chunk.recipient != Some(Recipient::Assistant);
+    !chunk.is_flag()
+        && for_user
+        && match chunk.kind {
+            Some(Kind::Image) => chunk
+                .format
+                .as_deref()
+                .is_some_and(|f| f.starts_with("base64")),
+            Some(Kind::Code) => {
+                chunk.role == oi_core::Role::Computer
+                    && matches!(chunk.format.as_deref(), Some("html" | "javascript"))
+            }
+            _ => false,
+        }
+}
+
+fn extension(chunk: &Chunk) -> &'static str {
+    match chunk.format.as_deref() {
+        Some("base64.jpeg" | "base64.jpg") => "jpeg",
+        Some("html") => "html",
+        Some("javascript") => "js",
+        _ => "png",
+    }
+}
+
+/// The program that opens files in the system's viewer, if this machine has one and a display.
+fn opener() -> Option<&'static str> {
+    if cfg!(target_os = "macos") {
+        return Some("open");
+    }
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    let available = Command::new("sh")
+        .args(["-c", "command -v xdg-open"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    (has_display && available).then_some("xdg-open")
+}
+
+/// Saves the chunk's content into `dir` and opens it when possible; returns the line to print.
+pub fn show(chunk: &Chunk, dir: &Path) -> String {
+    let text = chunk.text().unwrap_or("");
+    let bytes = if chunk.kind == Some(Kind::Image) {
+        match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
+            Ok(bytes) => bytes,
+            Err(e) => return format!("[an image arrived but could not be decoded: {e}]\n"),
+        }
+    } else {
+        text.as_bytes().to_vec()
+    };
+    let path = unique_path(dir, extension(chunk));
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, bytes)) {
+        return format!("[could not save the output to {}: {e}]\n", path.display());
+    }
+    match opener() {
+        Some(program)
+            if Command::new(program)
+                .arg(&path)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .is_ok() =>
+        {
+            format!("[displayed on your machine; saved to {}]\n", path.display())
+        }
+        _ => format!("[saved to {}]\n", path.display()),
+    }
+}
+
+fn unique_path(dir: &Path, extension: &str) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    dir.join(format!(
+        "oi-output-{}-{stamp}.{extension}",
+        std::process::id()
+    ))
+}
+
+/// Where displayed outputs are saved.
+pub fn output_dir() -> PathBuf {
+    std::env::temp_dir().join("oi-outputs")
+}
