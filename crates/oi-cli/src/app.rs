@@ -95,15 +95,43 @@ fn apply_flags(args: &Args, settings: &mut Settings, cli: &mut CliOptions) {
     if args.no_highlight_active_line {
         cli.highlight_active_line = false;
     }
+    if let Some(mode) = &args.sandbox {
+        cli.sandbox.mode = mode.parse().unwrap_or(cli.sandbox.mode);
+    }
+    if args.deny_network {
+        cli.sandbox.network = false;
+    }
+    cli.sandbox.allow_unsandboxed_fallback |= args.sandbox_fallback;
+    cli.limits.max_processes = args.max_processes.or(cli.limits.max_processes);
+    cli.limits.max_memory_bytes = args.max_memory.or(cli.limits.max_memory_bytes);
+    cli.limits.max_cpu_seconds = args.max_cpu_seconds.or(cli.limits.max_cpu_seconds);
 }
 
 /// Builds the interpreter from settings. The provider follows the model name (OpenAI-compatible,
 /// Anthropic, or the embedded `local` model); settings that cannot work (an unknown provider,
 /// a missing local model file, a build without the `local` feature) give a model whose first
 /// request reports why, in one sentence, before anything is sent.
-pub fn interpreter(settings: Settings) -> Interpreter {
+pub fn interpreter(settings: Settings, cli: &CliOptions) -> Interpreter {
     let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
         .unwrap_or_else(oi_llm::unavailable);
-    let computer = Arc::new(oi_computer::LocalComputer::new());
-    Interpreter::new(settings, model, computer)
+    Interpreter::new(settings, model, Arc::new(computer(cli)))
+}
+
+/// The local computer with the sandbox and limits asked for; says once what is enforced.
+pub fn computer(cli: &CliOptions) -> oi_computer::LocalComputer {
+    let mut computer = oi_computer::LocalComputer::new().with_limits(cli.limits);
+    if cli.sandbox.restricts() {
+        computer = computer.with_sandbox(cli.sandbox.clone());
+        let network = if cli.sandbox.network {
+            "network allowed"
+        } else {
+            "network denied"
+        };
+        let support = computer.sandbox_support();
+        eprintln!(
+            "sandbox: {}, {network} ({support})",
+            cli.sandbox.mode.as_str()
+        );
+    }
+    computer
 }

@@ -163,6 +163,24 @@ pub struct Args {
     /// Turn off the hard-deny list (recursive deletes of /, ~ or the working directory's parents, disk formatting).
     #[arg(long = "no_hard_deny")]
     pub no_hard_deny: bool,
+    /// What code may write: off (default), workspace (the working directory and the temp dir) or readonly.
+    #[arg(long = "sandbox", value_parser = ["off", "workspace", "readonly"])]
+    pub sandbox: Option<String>,
+    /// Deny code network access (TCP/UDP sockets), with or without --sandbox.
+    #[arg(long = "deny_network")]
+    pub deny_network: bool,
+    /// When the kernel cannot enforce the sandbox, run unsandboxed (saying so) instead of refusing.
+    #[arg(long = "sandbox_fallback")]
+    pub sandbox_fallback: bool,
+    /// Most processes a language session may have at once.
+    #[arg(long = "max_processes")]
+    pub max_processes: Option<u32>,
+    /// Most memory (bytes) each process of a session may use.
+    #[arg(long = "max_memory")]
+    pub max_memory: Option<u64>,
+    /// Most CPU seconds a session process may use.
+    #[arg(long = "max_cpu_seconds")]
+    pub max_cpu_seconds: Option<u64>,
     /// Print plain text: no colours, fenced code blocks.
     #[arg(long = "plain")]
     pub plain: bool,

@@ -89,13 +89,15 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         if let Some(port) = args.port {
             config.port = port;
         }
+        config.sandbox = cli.sandbox.clone();
+        config.limits = cli.limits;
         oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let interpreter = app::interpreter(settings);
+    let interpreter = app::interpreter(settings, &cli);
     let mut source = line_source(true);
     let result = if args.conversations {
-        resume(&interpreter, cli, source.as_mut()).await
+        resume(&interpreter, cli.clone(), source.as_mut()).await
     } else if args.stdin || args.message().is_some() {
         one_shot(&interpreter, &args, source.as_mut()).await
     } else {

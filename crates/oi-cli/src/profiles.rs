@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use oi_computer::{ResourceLimits, SandboxMode, SandboxPolicy};
 use oi_core::{OutputSender, SafeMode, Settings};
 use serde::Deserialize;
 
@@ -86,17 +87,33 @@ pub struct Profile {
     allow: Option<Vec<String>>,
     deny: Option<Vec<String>>,
     hard_deny: Option<bool>,
+    sandbox: Option<SandboxSpec>,
+    limits: Option<ResourceLimits>,
     /// The original's `wtf` command settings: accepted and ignored.
     wtf: Option<serde_norway::Value>,
 }
 
-/// Terminal-only options a profile may set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `sandbox:` in a profile: a mode name, or the whole policy.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SandboxSpec {
+    /// `sandbox: workspace`.
+    Mode(SandboxMode),
+    /// `sandbox: {mode: workspace, network: false}`.
+    Policy(SandboxPolicy),
+}
+
+/// Options of the terminal program and of the computer it builds, which a profile may set.
+#[derive(Debug, Clone, PartialEq)]
 pub struct CliOptions {
     /// Highlight the running line.
     pub highlight_active_line: bool,
     /// Accept `"""` multi-line input.
     pub multi_line: bool,
+    /// What code may touch.
+    pub sandbox: SandboxPolicy,
+    /// Resource limits per language session.
+    pub limits: ResourceLimits,
 }
 
 impl Default for CliOptions {
@@ -104,6 +121,8 @@ impl Default for CliOptions {
         CliOptions {
             highlight_active_line: true,
             multi_line: true,
+            sandbox: SandboxPolicy::default(),
+            limits: ResourceLimits::default(),
         }
     }
 }
@@ -195,6 +214,12 @@ impl Profile {
         set(&mut settings.deny, self.deny);
         set(&mut settings.hard_deny, self.hard_deny);
         set(&mut cli.multi_line, self.multi_line);
+        match self.sandbox {
+            Some(SandboxSpec::Mode(mode)) => cli.sandbox.mode = mode,
+            Some(SandboxSpec::Policy(policy)) => cli.sandbox = policy,
+            None => {}
+        }
+        set(&mut cli.limits, self.limits);
         set(&mut cli.highlight_active_line, self.highlight_active_line);
     }
 }
@@ -301,6 +326,27 @@ mod tests {
         assert!(
             error.contains("p.yaml") && error.contains("auto_run") && error.contains("line 1"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn sandbox_and_limits_keys() {
+        let mut cli = CliOptions::default();
+        Profile::parse(
+            "sandbox: workspace\nlimits:\n  max_processes: 64\n",
+            "p.yaml",
+        )
+        .unwrap()
+        .apply(&mut Settings::default(), &mut cli);
+        assert_eq!(cli.sandbox.mode, SandboxMode::Workspace);
+        assert_eq!(cli.limits.max_processes, Some(64));
+        let mut cli = CliOptions::default();
+        Profile::parse("sandbox:\n  mode: readonly\n  network: false\n", "p.yaml")
+            .unwrap()
+            .apply(&mut Settings::default(), &mut cli);
+        assert_eq!(
+            (cli.sandbox.mode, cli.sandbox.network),
+            (SandboxMode::ReadOnly, false)
         );
     }
 

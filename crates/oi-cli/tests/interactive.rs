@@ -198,3 +198,45 @@ fn ctrl_c_stops_a_running_program_and_the_session_goes_on() {
     session.send_control('d').unwrap();
     session.exp_eof().unwrap();
 }
+
+#[test]
+fn the_workspace_sandbox_blocks_writes_outside_the_working_directory() {
+    if !oi_computer::probe().filesystem() {
+        eprintln!("SKIPPED: this kernel cannot enforce Landlock");
+        return;
+    }
+    let s = setup();
+    let outside = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("oi-sandbox-{}", std::process::id()));
+    let code = format!(
+        "open('inside.txt', 'w').write('ok')\ntry:\n    open({:?}, 'w')\n    print('WROTE OUTSIDE')\nexcept PermissionError:\n    print('denied outside')",
+        outside.display().to_string()
+    );
+    let server = s.server(Script::new([
+        Reply::tool_call("python", &code),
+        Reply::text("Done."),
+    ]));
+    let base = server.base_url();
+    let out = s.piped(
+        &[
+            "--sandbox",
+            "workspace",
+            "-y",
+            "--plain",
+            "--api_base",
+            &base,
+            "--api_key",
+            "k",
+            "write files",
+        ],
+        "",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("denied outside") && !stdout.contains("WROTE OUTSIDE"),
+        "{stdout}"
+    );
+    assert!(s.work.path().join("inside.txt").exists());
+    assert!(!outside.exists());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sandbox: workspace"));
+}

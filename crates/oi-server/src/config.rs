@@ -48,6 +48,11 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// The directory uploads and downloads are confined to.
     pub working_dir: PathBuf,
+    /// What code may touch, for every session (set by the server's own flags only; clients
+    /// cannot change it).
+    pub sandbox: oi_computer::SandboxPolicy,
+    /// Resource limits for every session's language processes.
+    pub limits: oi_computer::ResourceLimits,
 }
 
 impl Default for ServerConfig {
@@ -68,6 +73,8 @@ impl Default for ServerConfig {
             max_frame_bytes: 16 * 1024 * 1024,
             max_body_bytes: 64 * 1024 * 1024,
             working_dir: PathBuf::from("."),
+            sandbox: oi_computer::SandboxPolicy::default(),
+            limits: oi_computer::ResourceLimits::default(),
         }
     }
 }

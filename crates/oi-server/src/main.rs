@@ -59,6 +59,24 @@ struct Args {
     /// Let network clients change `llm.api_key` and `llm.api_base`.
     #[arg(long = "allow-network-credentials")]
     allow_network_credentials: bool,
+    /// What code may write, for every session: off (default), workspace or readonly.
+    #[arg(long = "sandbox", value_parser = ["off", "workspace", "readonly"])]
+    sandbox: Option<String>,
+    /// Deny code network access in every session.
+    #[arg(long = "deny-network")]
+    deny_network: bool,
+    /// When the kernel cannot enforce the sandbox, run unsandboxed (saying so) instead of refusing.
+    #[arg(long = "sandbox-fallback")]
+    sandbox_fallback: bool,
+    /// Most processes a language session may have at once.
+    #[arg(long = "max-processes")]
+    max_processes: Option<u32>,
+    /// Most memory (bytes) each process of a session may use.
+    #[arg(long = "max-memory")]
+    max_memory: Option<u64>,
+    /// Most CPU seconds a session process may use.
+    #[arg(long = "max-cpu-seconds")]
+    max_cpu_seconds: Option<u64>,
     /// A new message waits for the running turn instead of interrupting it.
     #[arg(long = "queue")]
     queue: bool,
@@ -114,6 +132,16 @@ impl Args {
         if let Some(n) = self.max_sessions {
             config.max_sessions = n;
         }
+        if let Some(mode) = &self.sandbox {
+            config.sandbox.mode = mode.parse().unwrap_or(config.sandbox.mode);
+        }
+        if self.deny_network {
+            config.sandbox.network = false;
+        }
+        config.sandbox.allow_unsandboxed_fallback |= self.sandbox_fallback;
+        config.limits.max_processes = self.max_processes;
+        config.limits.max_memory_bytes = self.max_memory;
+        config.limits.max_cpu_seconds = self.max_cpu_seconds;
         if let Some(secs) = self.session_idle_timeout {
             config.session_idle_timeout = Duration::from_secs(secs);
         }

@@ -15,10 +15,27 @@ pub async fn run(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let (sandbox, limits) = (config.sandbox.clone(), config.limits);
+    if sandbox.restricts() {
+        let support = oi_computer::probe();
+        let network = if sandbox.network {
+            "network allowed"
+        } else {
+            "network denied"
+        };
+        eprintln!(
+            "sandbox for every session: {}, {network} ({support})",
+            sandbox.mode.as_str()
+        );
+    }
     let factory: InterpreterFactory = Arc::new(move || {
-        let model = Arc::new(oi_llm::OpenAiCompatible::new());
-        let computer = Arc::new(oi_computer::LocalComputer::new());
-        Interpreter::new(settings.clone(), model, computer)
+        let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
+            .unwrap_or_else(oi_llm::unavailable);
+        let mut computer = oi_computer::LocalComputer::new().with_limits(limits);
+        if sandbox.restricts() {
+            computer = computer.with_sandbox(sandbox.clone());
+        }
+        Interpreter::new(settings.clone(), model, Arc::new(computer))
     });
     let (host, port) = (config.host.clone(), config.port);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))
