@@ -233,7 +233,7 @@ fn the_workspace_sandbox_blocks_writes_outside_the_working_directory() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("denied outside") && !stdout.contains("WROTE OUTSIDE"),
+        stdout.contains("```output\ndenied outside\n```"),
         "{stdout}"
     );
     assert!(s.work.path().join("inside.txt").exists());
