@@ -5,6 +5,7 @@ mod approve;
 mod args;
 mod conversations;
 mod display;
+mod highlight;
 mod images;
 mod input;
 mod magic;

@@ -20,6 +20,19 @@ pub struct TtyRenderer {
     status_shown: bool,
     /// The last character written (not counting the status line).
     last_char: Option<char>,
+    /// The current, not yet complete line of a message or code block (printed raw, redrawn
+    /// styled when it completes).
+    pending: String,
+    /// The language of the open code block (`None` in a message).
+    language: Option<String>,
+}
+
+/// Terminal width, from `COLUMNS` (80 when unknown): longer lines are not redrawn.
+fn columns() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(80)
 }
 
 impl TtyRenderer {
@@ -56,6 +69,48 @@ impl TtyRenderer {
         }
     }
 
+    fn style(&self, line: &str) -> String {
+        match &self.language {
+            Some(language) => crate::highlight::code_line(language, line),
+            None => crate::highlight::markdown_line(line),
+        }
+    }
+
+    /// Prints `text` as it comes (code in colour) and redraws each completed line styled, when
+    /// it fits on one terminal row.
+    fn stream(&mut self, text: &str) -> String {
+        let mut out = String::new();
+        for piece in text.split_inclusive('\n') {
+            let (body, complete) = match piece.strip_suffix('\n') {
+                Some(body) => (body, true),
+                None => (piece, false),
+            };
+            let raw = if self.language.is_some() {
+                format!("{CODE}{body}{RESET}")
+            } else {
+                body.to_owned()
+            };
+            if !body.is_empty() {
+                out.push_str(&self.text(&raw));
+            }
+            self.pending.push_str(body);
+            if complete {
+                out.push_str(&self.redraw());
+                out.push_str(&self.text("\n"));
+            }
+        }
+        out
+    }
+
+    /// Redraws the pending line styled and forgets it.
+    fn redraw(&mut self) -> String {
+        let line = std::mem::take(&mut self.pending);
+        if line.is_empty() || line.chars().count() >= columns() {
+            return String::new();
+        }
+        format!("{CLEAR_LINE}{}", self.style(&line))
+    }
+
     /// The text to print for `chunk`.
     pub fn render(&mut self, chunk: &Chunk) -> String {
         let Some(kind) = chunk.kind else {
@@ -63,21 +118,29 @@ impl TtyRenderer {
         };
         let format = chunk.format.clone().unwrap_or_default();
         match (chunk.role, kind) {
-            (Role::Assistant, Kind::Message) if chunk.end => self.newline(),
-            (Role::Assistant, Kind::Message) => self.text(chunk.text().unwrap_or("")),
+            (Role::Assistant, Kind::Message) if chunk.start => {
+                self.language = None;
+                self.pending.clear();
+                String::new()
+            }
+            (Role::Assistant, Kind::Message) if chunk.end => self.redraw() + &self.newline(),
+            (Role::Assistant, Kind::Message) => self.stream(chunk.text().unwrap_or("")),
             (Role::Assistant, Kind::Code) if chunk.start => {
                 self.code.clear();
+                self.pending.clear();
+                self.language = Some(format.clone());
                 let nl = self.newline();
-                nl + &self.text(&format!("{HEADER}▍ {format}{RESET}\n{CODE}"))
+                nl + &self.text(&format!("{HEADER}▍ {format}{RESET}\n"))
             }
             (Role::Assistant, Kind::Code) if chunk.end => {
-                let nl = self.newline();
-                nl + &self.text(RESET)
+                let out = self.redraw() + &self.newline() + &self.text(RESET);
+                self.language = None;
+                out
             }
             (Role::Assistant, Kind::Code) => {
                 let text = chunk.text().unwrap_or("");
                 self.code.push_str(text);
-                self.text(text)
+                self.stream(text)
             }
             (Role::Computer, Kind::Console) => self.console(chunk),
             (Role::Computer, Kind::Image) if !chunk.is_flag() => {
