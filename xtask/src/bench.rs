@@ -69,6 +69,7 @@ impl Row {
             None => "not measured".to_owned(),
         };
         let ratio = match (self.speed_ratio(), self.memory_ratio()) {
+            (Some(r), _) if self.unit == "MiB" => format!("{r:.0}× less memory"),
             (Some(s), Some(m)) => format!("{s:.0}× faster, {m:.0}× less memory"),
             (Some(s), None) => format!("{s:.0}× faster"),
             _ => "–".to_owned(),
@@ -513,6 +514,45 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     });
     std::fs::write(&results, markdown)?;
     eprintln!("bench: wrote {} and the chart beside it", results.display());
+    Ok(())
+}
+
+/// `cargo xtask load [SESSIONS…]`: only the server load test (default 1, 100, 1000 sessions).
+pub fn load_only(args: &[String]) -> anyhow::Result<()> {
+    let root = std::env::current_dir()?;
+    build(&root)?;
+    let sessions: Vec<usize> = if args.is_empty() {
+        vec![1, 100, 1000]
+    } else {
+        args.iter()
+            .map(|a| a.parse())
+            .collect::<Result<_, _>>()
+            .context("sessions are numbers")?
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let model = runtime.block_on(ScriptedServer::start(Script::calculator()))?;
+    let server_bin = root.join("target/release/oi-server");
+    println!(
+        "| sessions | chunks/s (all clients) | `end` → first chunk p50 / p99 | chunk gap p50 / p99 | server RSS, all connected | memory per idle session | failed turns |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for n in sessions {
+        let r = runtime.block_on(load::run(&server_bin, &model.base_url(), n))?;
+        println!(
+            "| {} | {:.0} | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1} MiB | {:.0} KiB | {} |",
+            r.sessions,
+            r.chunks_per_second,
+            r.first_chunk_ms.0,
+            r.first_chunk_ms.1,
+            r.chunk_gap_ms.0,
+            r.chunk_gap_ms.1,
+            r.server_rss_mib,
+            r.idle_session_kib,
+            r.failures
+        );
+    }
     Ok(())
 }
 

@@ -11,6 +11,7 @@
 
 mod bench;
 mod fetch_model;
+mod fuzz;
 mod lib_turn;
 mod load;
 mod measure;
@@ -20,7 +21,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -36,8 +37,10 @@ fn main() -> anyhow::Result<()> {
         Some("scripted-server") => scripted_server(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("load") => bench::load_only(&args[1..]),
         Some("lib-turn") => lib_turn::run(&args[1..]),
         Some("fetch-model") => fetch_model::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("-h" | "--help") | None => {
             print!("{}", usage());
             Ok(())

@@ -19,6 +19,12 @@ pub async fn serve(
     let reaper = tokio::spawn(reap(state.clone()));
     let token = state.shutdown.clone();
     let app = router(state.clone());
+    // Chunks are small frames sent as they come: without TCP_NODELAY, Nagle's algorithm holds
+    // each one back until the previous is acknowledged (up to ~40 ms with delayed ACKs).
+    let listener =
+        axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
+            let _ = stream.set_nodelay(true);
+        });
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             tokio::select! {

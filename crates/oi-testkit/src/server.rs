@@ -79,6 +79,12 @@ impl ScriptedServer {
         let app = router(shared.clone());
         let task = tokio::spawn(async move {
             // The server runs until the task is aborted; an accept error ends it.
+            // Each SSE event is its own small write: without TCP_NODELAY, Nagle's algorithm
+            // would hold every second one back until the first is acknowledged (~40 ms).
+            let listener =
+                axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
+                    let _ = stream.set_nodelay(true);
+                });
             let _ = axum::serve(listener, app).await;
         });
         Ok(ScriptedServer { addr, shared, task })
