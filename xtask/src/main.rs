@@ -2,6 +2,8 @@
 //!
 //! - `cargo xtask scripted-server [--host H] [--port P]`: runs the scripted OpenAI-compatible
 //!   model server (the calculator script) until CTRL-C, for demos and manual testing.
+//! - `cargo xtask demo --local [MESSAGE]`: fetches the default local model, builds `oi` with
+//!   the `local` feature and runs `oi --local -y MESSAGE` with the real model.
 //! - `cargo xtask demo [MESSAGE]`: builds `oi`, starts the scripted model server and runs
 //!   `oi -y --api_base … MESSAGE` against it (default message: "compute 239023*79043").
 //! - `cargo xtask bench [--runs N]`: oi beside Open Interpreter 0.4.3 (installed from PyPI into
@@ -21,7 +23,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [MESSAGE]                                     run `oi` one-shot against the scripted model server\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -64,6 +66,9 @@ fn scripted_server(args: &[String]) -> anyhow::Result<()> {
 }
 
 fn demo(args: &[String]) -> anyhow::Result<()> {
+    if args.first().is_some_and(|a| a == "--local") {
+        return demo_local(&args[1..]);
+    }
     let message = if args.is_empty() {
         "compute 239023*79043".to_owned()
     } else {
@@ -97,6 +102,67 @@ fn demo(args: &[String]) -> anyhow::Result<()> {
         .status()
         .with_context(|| format!("running {}", oi.display()))?;
     drop(server);
+    if !status.success() {
+        bail!("oi exited with {status}");
+    }
+    Ok(())
+}
+
+/// `cargo xtask demo --local [MESSAGE]`: the main job with the real embedded model: fetch it
+/// (once), build `oi` with the `local` feature (once), run `oi --local -y MESSAGE`.
+fn demo_local(args: &[String]) -> anyhow::Result<()> {
+    let message = if args.is_empty() {
+        "Use Python to compute 239023*79043, then tell me the result.".to_owned()
+    } else {
+        args.join(" ")
+    };
+    let has = |program: &str, arg: &str| {
+        std::process::Command::new(program)
+            .arg(arg)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let libclang = std::fs::read_dir("/usr/lib")
+        .map(|dirs| {
+            dirs.filter_map(Result::ok).any(|d| {
+                d.file_name().to_string_lossy().starts_with("llvm-")
+                    && d.path().join("lib/libclang.so").exists()
+            })
+        })
+        .unwrap_or(false);
+    if !has("cmake", "--version") || (!libclang && cfg!(target_os = "linux")) {
+        bail!(
+            "building the embedded model needs cmake and libclang: install them first (Debian/Ubuntu: `apt-get install -y cmake libclang-dev`), or run `cargo xtask demo` for the scripted model"
+        );
+    }
+    fetch_model::run(&[])?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    println!(
+        "building oi with the embedded model (the first build compiles llama.cpp: several minutes)"
+    );
+    let status = std::process::Command::new(&cargo)
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "--package",
+            "oi-cli",
+            "--features",
+            "local",
+        ])
+        .status()?;
+    if !status.success() {
+        bail!("building oi with the `local` feature failed");
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned());
+    let oi = std::path::Path::new(&target).join("release").join("oi");
+    println!("$ oi --local -y \"{message}\"");
+    let status = std::process::Command::new(&oi)
+        .args(["--local", "-y", &message])
+        .status()
+        .with_context(|| format!("running {}", oi.display()))?;
     if !status.success() {
         bail!("oi exited with {status}");
     }
