@@ -123,6 +123,10 @@ pub(crate) fn spawn(
     })
 }
 
+/// Kills the session if oi dies. Linux sends the signal when the *thread* that spawned the
+/// child exits, not only the process: a caller that runs its first turn on a short-lived thread
+/// (rather than the main thread or a runtime worker) loses its sessions when that thread ends;
+/// they restart on the next run with a note that state was lost.
 #[cfg(target_os = "linux")]
 fn set_parent_death_signal(command: &mut Command) {
     // SAFETY: the closure runs between fork and exec and only calls prctl, which is
