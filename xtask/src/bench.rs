@@ -517,6 +517,25 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The header of the server-load table.
+const LOAD_HEADER: &str = "| sessions | chunks/s (all clients) | `end` → first chunk p50 / p99 | chunk gap p50 / p99 | server RSS, all connected | memory per idle session | failed turns |\n|---|---|---|---|---|---|---|";
+
+/// One row of the server-load table.
+fn load_row(r: &LoadReport) -> String {
+    format!(
+        "| {} | {:.0} | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1} MiB | {:.0} KiB | {} |",
+        r.sessions,
+        r.chunks_per_second,
+        r.first_chunk_ms.0,
+        r.first_chunk_ms.1,
+        r.chunk_gap_ms.0,
+        r.chunk_gap_ms.1,
+        r.server_rss_mib,
+        r.idle_session_kib,
+        r.failures
+    )
+}
+
 /// `cargo xtask load [SESSIONS…]`: only the server load test (default 1, 100, 1000 sessions).
 pub fn load_only(args: &[String]) -> anyhow::Result<()> {
     let root = std::env::current_dir()?;
@@ -534,24 +553,10 @@ pub fn load_only(args: &[String]) -> anyhow::Result<()> {
         .build()?;
     let model = runtime.block_on(ScriptedServer::start(Script::calculator()))?;
     let server_bin = root.join("target/release/oi-server");
-    println!(
-        "| sessions | chunks/s (all clients) | `end` → first chunk p50 / p99 | chunk gap p50 / p99 | server RSS, all connected | memory per idle session | failed turns |"
-    );
-    println!("|---|---|---|---|---|---|---|");
+    println!("{LOAD_HEADER}");
     for n in sessions {
-        let r = runtime.block_on(load::run(&server_bin, &model.base_url(), n))?;
-        println!(
-            "| {} | {:.0} | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1} MiB | {:.0} KiB | {} |",
-            r.sessions,
-            r.chunks_per_second,
-            r.first_chunk_ms.0,
-            r.first_chunk_ms.1,
-            r.chunk_gap_ms.0,
-            r.chunk_gap_ms.1,
-            r.server_rss_mib,
-            r.idle_session_kib,
-            r.failures
-        );
+        let report = runtime.block_on(load::run(&server_bin, &model.base_url(), n))?;
+        println!("{}", load_row(&report));
     }
     Ok(())
 }
@@ -596,25 +601,9 @@ fn render(rows: &[Row], reports: &[LoadReport], opts: &Options, compared: bool) 
         md,
         "Each client has its own session (`/sessions/{{id}}`) of one `oi-server` process and runs one turn; the scripted model streams its reply in 4-character pieces.\n"
     );
-    let _ = writeln!(
-        md,
-        "| sessions | chunks/s (all clients) | `end` → first chunk p50 / p99 | chunk gap p50 / p99 | server RSS, all connected | memory per idle session | failed turns |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
-    for r in reports {
-        let _ = writeln!(
-            md,
-            "| {} | {:.0} | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1} MiB | {:.0} KiB | {} |",
-            r.sessions,
-            r.chunks_per_second,
-            r.first_chunk_ms.0,
-            r.first_chunk_ms.1,
-            r.chunk_gap_ms.0,
-            r.chunk_gap_ms.1,
-            r.server_rss_mib,
-            r.idle_session_kib,
-            r.failures
-        );
+    let _ = writeln!(md, "{LOAD_HEADER}");
+    for report in reports {
+        let _ = writeln!(md, "{}", load_row(report));
     }
     let _ = writeln!(
         md,
