@@ -52,11 +52,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn line_source(multi_line_history: bool) -> Box<dyn LineSource> {
+fn line_source() -> Box<dyn LineSource> {
     if std::io::stdin().is_terminal() {
-        let history = multi_line_history
-            .then(|| oi_core::settings::config_dir().map(|d| d.join("history")))
-            .flatten();
+        let history = oi_core::settings::config_dir().map(|d| d.join("history"));
         if let Ok(editor) = input::Editor::new(history) {
             return Box::new(editor);
         }
@@ -96,7 +94,7 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let interpreter = app::interpreter(settings, &cli);
-    let mut source = line_source(true);
+    let mut source = line_source();
     let result = if args.conversations {
         resume(&interpreter, cli.clone(), source.as_mut()).await
     } else if args.stdin || args.message().is_some() {

@@ -16,8 +16,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let (sandbox, limits) = (config.sandbox.clone(), config.limits);
+    // Probed once for all sessions.
+    let support = oi_computer::probe();
     if sandbox.restricts() {
-        let support = oi_computer::probe();
         let network = if sandbox.network {
             "network allowed"
         } else {
@@ -28,14 +29,16 @@ pub async fn run(
             sandbox.mode.as_str()
         );
     }
+    // One provider for every session: it picks the wire from each request's settings, and its
+    // HTTP client's connection pool is shared.
+    let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
+        .unwrap_or_else(oi_llm::unavailable);
     let factory: InterpreterFactory = Arc::new(move || {
-        let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
-            .unwrap_or_else(oi_llm::unavailable);
         let mut computer = oi_computer::LocalComputer::new().with_limits(limits);
         if sandbox.restricts() {
-            computer = computer.with_sandbox(sandbox.clone());
+            computer = computer.with_sandbox_support(sandbox.clone(), support);
         }
-        Interpreter::new(settings.clone(), model, Arc::new(computer))
+        Interpreter::new(settings.clone(), model.clone(), Arc::new(computer))
     });
     let (host, port) = (config.host.clone(), config.port);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))
