@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use oi_computer::LocalComputer;
-use oi_core::{Chunk, Computer, Interpreter, Message};
+use oi_core::{Chunk, Computer, Interpreter, Message, TurnEvent};
 use oi_testkit::{Reply, Script, ScriptedServer};
 
 /// The scripted model, an interpreter, and the computer under it (kept for its process groups).
@@ -36,8 +36,13 @@ async fn run_turn(oi: &Interpreter, input: &str, limit: Duration) -> Vec<Chunk> 
     let mut turn = oi.chat(input);
     let mut chunks = Vec::new();
     let outcome = tokio::time::timeout(limit, async {
-        while let Some(item) = turn.next().await {
-            chunks.push(item.expect("turn succeeds"));
+        while let Some(event) = turn.next().await {
+            match event {
+                TurnEvent::Chunk(chunk) => chunks.push(chunk),
+                TurnEvent::Error(error) => panic!("the turn failed: {error}"),
+                TurnEvent::Approval(request) => request.approve(),
+                TurnEvent::Complete => {}
+            }
         }
     })
     .await;
@@ -233,16 +238,18 @@ async fn code_sleeping_forever_is_stopped_and_the_session_keeps_working() {
     ]);
     let (_server, oi, computer) = setup(script, LocalComputer::new()).await;
     let mut turn = oi.chat("sleep");
-    let cancel = turn.cancel_handle();
+    let stop = turn.stop_handle();
     let started = Instant::now();
     let mut seen = String::new();
     let ended = tokio::time::timeout(Duration::from_secs(15), async {
-        while let Some(item) = turn.next().await {
-            let Ok(chunk) = item else { continue };
+        while let Some(event) = turn.next().await {
+            let TurnEvent::Chunk(chunk) = event else {
+                continue;
+            };
             if chunk.has_format("output") {
                 seen.push_str(chunk.text().unwrap_or(""));
                 if seen.contains("start") {
-                    cancel.cancel();
+                    stop.stop();
                 }
             }
         }

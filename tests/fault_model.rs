@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use oi_core::{Chunk, Interpreter, Message, Settings};
+use oi_core::{Chunk, Interpreter, Message, Settings, TurnEvent};
 use oi_llm::RetryPolicy;
 use oi_testkit::{Ending, Reply, Script, ScriptedServer};
 
@@ -44,10 +44,12 @@ async fn run_turn(oi: &Interpreter, input: &str) -> (Vec<Chunk>, Vec<String>) {
     let mut turn = oi.chat(input);
     let (mut chunks, mut errors) = (Vec::new(), Vec::new());
     let outcome = tokio::time::timeout(Duration::from_secs(15), async {
-        while let Some(item) = turn.next().await {
-            match item {
-                Ok(chunk) => chunks.push(chunk),
-                Err(e) => errors.push(e.to_string()),
+        while let Some(event) = turn.next().await {
+            match event {
+                TurnEvent::Chunk(chunk) => chunks.push(chunk),
+                TurnEvent::Error(e) => errors.push(e.to_string()),
+                TurnEvent::Approval(request) => request.approve(),
+                TurnEvent::Complete => {}
             }
         }
     })

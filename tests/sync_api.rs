@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use oi_core::{Decision, Message, OpenInterpreter};
+use oi_core::{Decision, Message, OpenInterpreter, TurnEvent};
 use oi_testkit::{Script, ScriptedServer};
 
 fn start_calculator() -> (tokio::runtime::Runtime, ScriptedServer) {
@@ -86,16 +86,27 @@ fn chat_with_declines_and_streams() {
             Message::user("I have declined to run this code.")
         ]
     );
-    let chunks: Vec<_> = oi
-        .chat_stream("compute 2+2")
-        .collect::<Result<_, _>>()
-        .expect("stream");
-    let outputs: String = chunks
-        .iter()
-        .filter(|c| c.has_format("output"))
-        .filter_map(|c| c.text())
-        .collect();
-    assert_eq!(outputs, "4\n", "reading on approves the block");
+    let mut outputs = String::new();
+    let mut asked = 0;
+    for event in oi.chat_stream("compute 2+2") {
+        match event {
+            TurnEvent::Chunk(chunk) if chunk.has_format("output") => {
+                outputs.push_str(chunk.text().unwrap_or(""));
+            }
+            TurnEvent::Approval(request) => {
+                asked += 1;
+                assert_eq!(request.code(), "print(2+2)");
+                request.approve();
+            }
+            TurnEvent::Error(error) => panic!("{error}"),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        (outputs.as_str(), asked),
+        ("4\n", 1),
+        "the approved block ran"
+    );
 }
 
 #[test]

@@ -4,10 +4,12 @@
 mod common;
 
 use common::{drain, json_lines, setup, stored};
-use oi_core::{Message, Turn};
+use oi_core::{ApprovalRequest, Message};
 use oi_testkit::{Reply, Script};
 
-fn approve(_: &Turn) {}
+fn approve(request: ApprovalRequest) {
+    request.approve();
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_reply() {
@@ -84,7 +86,7 @@ async fn approval_decline() {
         Reply::text("never asked"),
     ]);
     let (server, oi) = setup(script, true, |s| s.auto_run = false).await;
-    let chunks = drain(oi.chat("run something"), |turn| turn.decline()).await;
+    let chunks = drain(oi.chat("run something"), ApprovalRequest::decline).await;
     insta::assert_snapshot!("decline_chunks", common::wire(&chunks));
     insta::assert_snapshot!("decline_messages", stored(&oi));
     assert_eq!(server.requests().len(), 1, "a declined block ends the turn");
@@ -227,8 +229,8 @@ async fn unreachable_model_is_a_clear_error_and_keeps_the_conversation() {
     drop(server);
     let mut turn = oi.chat("hello?");
     let mut error = None;
-    while let Some(item) = futures::StreamExt::next(&mut turn).await {
-        if let Err(e) = item {
+    while let Some(event) = futures::StreamExt::next(&mut turn).await {
+        if let oi_core::TurnEvent::Error(e) = event {
             error = Some(e.to_string());
         }
     }
@@ -254,8 +256,10 @@ async fn dropping_a_turn_stops_running_code() {
     let mut turn = oi.chat("sleep");
     let started = std::time::Instant::now();
     let mut seen = String::new();
-    while let Some(chunk) = futures::StreamExt::next(&mut turn).await {
-        let chunk = chunk.expect("ok");
+    while let Some(event) = futures::StreamExt::next(&mut turn).await {
+        let oi_core::TurnEvent::Chunk(chunk) = event else {
+            continue;
+        };
         if chunk.has_format("output") {
             seen.push_str(chunk.text().unwrap_or(""));
         }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use oi_core::{Chunk, Interpreter, Kind, Message, Settings, Turn};
+use oi_core::{ApprovalRequest, Chunk, Interpreter, Message, Settings, Turn, TurnEvent};
 use oi_testkit::{Script, ScriptedServer};
 
 /// Settings for tests: auto_run on, a short fixed system message (the default names the user),
@@ -76,15 +76,20 @@ pub fn wire(chunks: &[Chunk]) -> String {
     json_lines(&joined)
 }
 
-/// Reads a whole turn; `on_confirm` is called at each confirmation chunk.
-pub async fn drain(mut turn: Turn, mut on_confirm: impl FnMut(&Turn)) -> Vec<Chunk> {
+/// Reads a whole turn as wire chunks (an approval request shows as its confirmation chunk);
+/// `decide` answers each approval request. Panics if the turn fails.
+pub async fn drain(mut turn: Turn, mut decide: impl FnMut(ApprovalRequest)) -> Vec<Chunk> {
     let mut chunks = Vec::new();
-    while let Some(chunk) = turn.next().await {
-        let chunk = chunk.expect("turn succeeds");
-        if chunk.kind == Some(Kind::Confirmation) {
-            on_confirm(&turn);
+    while let Some(event) = turn.next().await {
+        match event {
+            TurnEvent::Chunk(chunk) => chunks.push(chunk),
+            TurnEvent::Approval(request) => {
+                chunks.push(request.confirmation());
+                decide(request);
+            }
+            TurnEvent::Error(error) => panic!("the turn failed: {error}"),
+            TurnEvent::Complete => {}
         }
-        chunks.push(chunk);
     }
     chunks
 }

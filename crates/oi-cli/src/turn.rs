@@ -4,7 +4,8 @@
 use std::io::{IsTerminal, Write};
 
 use futures::{FutureExt, StreamExt};
-use oi_core::{Chunk, Content, Kind, SafeMode, Turn};
+use oi_core::lmc::CodeTag;
+use oi_core::{Chunk, CodeContent, SafeMode, Turn, TurnEvent};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::approve::{self, Answer};
@@ -81,21 +82,28 @@ pub async fn run(
             drop(turn);
             return Ok(stopped(&mut out));
         };
-        let Some(chunk) = next else {
+        let Some(event) = next else {
             return Ok(Ended::Done);
         };
-        let chunk = chunk?;
-        if chunk.kind == Some(Kind::Confirmation) {
-            if let Some(Content::Code(code)) = &chunk.content {
+        let chunk = match event {
+            TurnEvent::Chunk(chunk) => chunk,
+            TurnEvent::Approval(request) => {
+                let code = CodeContent {
+                    kind: CodeTag::Code,
+                    format: request.language().to_owned(),
+                    content: request.code().to_owned(),
+                };
                 match tokio::task::block_in_place(|| {
-                    approve::ask(code, safe_mode, source, &mut out)
+                    approve::ask(&code, safe_mode, source, &mut out)
                 }) {
                     Answer::Stop => return Ok(stopped(&mut out)),
-                    Answer::Decide(decision) => turn.decide(decision),
+                    Answer::Decide(decision) => request.decide(decision),
                 }
+                continue;
             }
-            continue;
-        }
+            TurnEvent::Error(error) => return Err(error.into()),
+            TurnEvent::Complete => continue,
+        };
         if crate::display::is_displayable(&chunk) {
             let note = crate::display::show(&chunk, &crate::display::output_dir());
             out.write_all(note.as_bytes())?;

@@ -31,8 +31,6 @@ impl FlagBase {
 /// Options of the framer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FramerOptions {
-    /// Whether confirmation chunks are passed on (they are when `auto_run` is off).
-    pub emit_confirmations: bool,
     /// Characters of console output kept in storage.
     pub max_output: usize,
     /// Add the `get_last_output` hint to the truncation notice.
@@ -73,13 +71,6 @@ impl Framer {
             && messages.last().map(|m| m.role) != Some(Role::Computer)
         {
             messages.push(Message::console_output(""));
-        }
-        if kind == Kind::Confirmation {
-            out.extend(self.close());
-            if self.options.emit_confirmations {
-                out.push(chunk);
-            }
-            return out;
         }
         let same_run = self
             .open

@@ -5,8 +5,9 @@
 //! traits the other crates implement: [`LanguageModel`] (in `oi-llm`) and [`Computer`]
 //! (in `oi-computer`). This crate speaks no HTTP and spawns no process.
 //!
-//! Two faces share one core: the async [`Interpreter`] (a [`Turn`] is a cancellable stream of
-//! chunks) and the blocking [`OpenInterpreter`] (`chat(message) -> Vec<Message>`).
+//! Two faces share one core: the async [`Interpreter`] (a [`Turn`] is a stoppable stream of
+//! [`TurnEvent`]s: framed chunks, approval requests the turn waits on, and one last `Complete`
+//! or `Error`) and the blocking [`OpenInterpreter`] (`chat(message) -> Vec<Message>`).
 //!
 //! ```no_run
 //! # fn demo(model: std::sync::Arc<dyn oi_core::LanguageModel>, computer: std::sync::Arc<dyn oi_core::Computer>) -> Result<(), oi_core::TurnError> {
@@ -20,6 +21,8 @@
 //! # Ok(()) }
 //! ```
 
+pub mod approval;
+pub mod blocking;
 pub mod computer;
 pub mod fence;
 pub mod framing;
@@ -32,13 +35,16 @@ pub mod prompts;
 pub mod repair;
 mod respond;
 pub mod settings;
-pub mod sync;
+mod state;
 pub mod truncate;
+pub mod turn;
 
+pub use approval::{ApprovalId, ApprovalRequest, Decision};
+pub use blocking::OpenInterpreter;
 pub use computer::{Computer, LanguageSpec, Output, OutputStream};
-pub use interpreter::{CancelHandle, ChatInput, Decision, Interpreter, Turn, TurnError};
+pub use interpreter::{ChatInput, Interpreter};
 pub use lmc::{Chunk, CodeContent, Content, Kind, LmcError, Message, Recipient, Role};
 pub use model::{LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream};
 pub use policy::{ApprovalPolicy, Rules, Verdict};
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
-pub use sync::OpenInterpreter;
+pub use turn::{StopHandle, Turn, TurnError, TurnEvent};

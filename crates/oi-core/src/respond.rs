@@ -8,15 +8,17 @@ use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 
+use crate::approval::{ApprovalRequest, Decision};
 use crate::computer::{Computer, find_language};
 use crate::framing::{Framer, FramerOptions};
-use crate::interpreter::{Decision, Shared, TurnControl, TurnError};
 use crate::lmc::{Chunk, Content, Kind, Message, Role};
 use crate::model::{LanguageModel, ModelDelta, ModelRequest};
 use crate::policy::Verdict;
 use crate::prompts;
 use crate::repair::{self, CodePlan};
 use crate::settings::Settings;
+use crate::state::Shared;
+use crate::turn::{TurnError, TurnEvent};
 
 /// Everything one turn needs.
 pub(crate) struct TurnContext {
@@ -24,7 +26,6 @@ pub(crate) struct TurnContext {
     pub settings: Settings,
     pub model: Arc<dyn LanguageModel>,
     pub computer: Arc<dyn Computer>,
-    pub control: Arc<TurnControl>,
     /// Save the conversation when the turn ends.
     pub save_history: bool,
 }
@@ -36,13 +37,19 @@ struct Store {
 }
 
 impl Store {
-    fn push(&mut self, chunk: Chunk) -> Vec<Chunk> {
+    /// Stores `chunk` and returns the events to pass on.
+    fn push(&mut self, chunk: Chunk) -> Vec<TurnEvent> {
         let mut messages = self.shared.messages();
-        self.framer.push(chunk, &mut messages)
+        self.framer
+            .push(chunk, &mut messages)
+            .into_iter()
+            .map(TurnEvent::Chunk)
+            .collect()
     }
 
-    fn close(&mut self) -> Option<Chunk> {
-        self.framer.close()
+    /// Closes the open run: its `end` flag, if one is open.
+    fn close(&mut self) -> Option<TurnEvent> {
+        self.framer.close().map(TurnEvent::Chunk)
     }
 }
 
@@ -183,8 +190,8 @@ fn continue_loop(settings: &Settings, shared: &Shared) -> bool {
 }
 
 /// The code to run after approval: the stored code, or the consumer's edit of it.
-fn code_after_decision(shared: &Shared, decision: Option<Decision>, code: String) -> String {
-    let Some(Decision::Edit(edited)) = decision else {
+fn code_after_decision(shared: &Shared, decision: Decision, code: String) -> String {
+    let Decision::Edit(edited) = decision else {
         return code;
     };
     let mut messages = shared.messages();
@@ -215,14 +222,12 @@ fn save_history(ctx: &TurnContext) -> Result<(), TurnError> {
     Ok(())
 }
 
-/// The respond loop as a stream of framed chunks.
-pub(crate) fn respond(
-    ctx: TurnContext,
-) -> impl Stream<Item = Result<Chunk, TurnError>> + Send + 'static {
+/// The respond loop as a stream of turn events: framed chunks, approval requests, and one
+/// last `Complete` or `Error`.
+pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send + 'static {
     async_stream::stream! {
         let mut store = Store {
             framer: Framer::new(FramerOptions {
-                emit_confirmations: true,
                 max_output: ctx.settings.max_output,
                 add_scrollbars: ctx.settings.import_computer_api,
             }),
@@ -235,7 +240,7 @@ pub(crate) fn respond(
         let mut insert_loop_message = false;
         loop {
             if ctx.shared.messages().is_empty() {
-                yield Err(TurnError::NoMessage);
+                yield TurnEvent::Error(TurnError::NoMessage);
                 return;
             }
             if pending_code(&ctx.shared).is_none() {
@@ -243,15 +248,15 @@ pub(crate) fn respond(
                 let request = model_request(&ctx, system, insert_loop_message);
                 if insert_loop_message {
                     insert_loop_message = false;
-                    for c in store.push(Chunk::assistant_message("\n\n")) { yield Ok(c); }
+                    for e in store.push(Chunk::assistant_message("\n\n")) { yield e; }
                 }
                 let mut stream = ctx.model.stream(request);
                 while let Some(item) = stream.next().await {
                     match item {
-                        Ok(delta) => for c in store.push(delta_chunk(delta)) { yield Ok(c); },
+                        Ok(delta) => for e in store.push(delta_chunk(delta)) { yield e; },
                         Err(error) => {
-                            if let Some(end) = store.close() { yield Ok(end); }
-                            yield Err(TurnError::Model(error));
+                            if let Some(end) = store.close() { yield end; }
+                            yield TurnEvent::Error(TurnError::Model(error));
                             return;
                         }
                     }
@@ -273,12 +278,12 @@ pub(crate) fn respond(
                     continue;
                 }
                 CodePlan::Empty => {
-                    for c in store.push(Chunk::console_output(prompts::EMPTY_CODE_MESSAGE)) { yield Ok(c); }
+                    for e in store.push(Chunk::console_output(prompts::EMPTY_CODE_MESSAGE)) { yield e; }
                     continue;
                 }
                 CodePlan::Unsupported { language, code } => {
                     let text = prompts::unsupported_language_message(&language);
-                    for c in store.push(Chunk::console_output(text)) { yield Ok(c); }
+                    for e in store.push(Chunk::console_output(text)) { yield e; }
                     if code == last_unsupported {
                         break;
                     }
@@ -286,41 +291,45 @@ pub(crate) fn respond(
                     continue;
                 }
                 CodePlan::Run { language, code } => {
-                    let mut decision = None;
-                    match rules.judge(&language, &code) {
+                    // The code block is complete: its `end` flag goes out before anything runs.
+                    if let Some(end) = store.close() { yield end; }
+                    let decision = match rules.judge(&language, &code) {
                         Verdict::Block(reason) => {
-                            for c in store.push(Chunk::console_output(reason)) { yield Ok(c); }
+                            for e in store.push(Chunk::console_output(reason)) { yield e; }
                             if code == last_blocked {
                                 break;
                             }
                             last_blocked = code;
                             continue;
                         }
-                        Verdict::Run => {}
+                        Verdict::Run => Decision::Approve,
                         Verdict::Ask => {
-                            for c in store.push(Chunk::confirmation(&language, &code)) { yield Ok(c); }
-                            decision = ctx.control.take_decision();
-                            if decision == Some(Decision::Decline) {
-                                if let Some(end) = store.close() { yield Ok(end); }
-                                ctx.shared.messages().push(Message::user(prompts::DECLINED_MESSAGE));
-                                break;
-                            }
+                            let id = ctx.shared.next_approval_id();
+                            let (request, pending) = ApprovalRequest::new(id, &language, &code);
+                            yield TurnEvent::Approval(request);
+                            pending.wait().await
                         }
+                    };
+                    if decision == Decision::Decline {
+                        ctx.shared.messages().push(Message::user(prompts::DECLINED_MESSAGE));
+                        break;
                     }
                     let code = code_after_decision(&ctx.shared, decision, code);
                     let mut output = ctx.computer.run(&language, &code);
                     while let Some(piece) = output.next().await {
-                        for c in store.push(piece.into_chunk()) { yield Ok(c); }
+                        for e in store.push(piece.into_chunk()) { yield e; }
                     }
-                    for c in store.push(Chunk::active_line(None)) { yield Ok(c); }
+                    for e in store.push(Chunk::active_line(None)) { yield e; }
                 }
             }
         }
-        if let Some(end) = store.close() { yield Ok(end); }
+        if let Some(end) = store.close() { yield end; }
         if ctx.save_history && ctx.settings.conversation_history {
             if let Err(error) = save_history(&ctx) {
-                yield Err(error);
+                yield TurnEvent::Error(error);
+                return;
             }
         }
+        yield TurnEvent::Complete;
     }
 }

@@ -1,13 +1,14 @@
-//! Flag framing against the spec's concrete stream (spec a.4), chunk for chunk.
+//! Flag framing against the spec's concrete stream (spec a.4), chunk for chunk. (The
+//! confirmation chunk between the code's `end` and the console's `start` is the respond
+//! loop's approval request, shown on the wire: see `loop_decisions.rs`.)
 
 #![allow(clippy::unwrap_used)]
 
 use oi_core::framing::{Framer, FramerOptions};
 use oi_core::{Chunk, Message};
 
-fn frame(raw: Vec<Chunk>, emit_confirmations: bool) -> (Vec<serde_json::Value>, Vec<Message>) {
+fn frame(raw: Vec<Chunk>) -> (Vec<serde_json::Value>, Vec<Message>) {
     let mut framer = Framer::new(FramerOptions {
-        emit_confirmations,
         max_output: 2800,
         add_scrollbars: false,
     });
@@ -30,7 +31,6 @@ fn spec_raw_turn() -> Vec<Chunk> {
         Chunk::assistant_message(" compute that."),
         Chunk::assistant_code("python", "print(34"),
         Chunk::assistant_code("python", " / 24)"),
-        Chunk::confirmation("python", "print(34 / 24)"),
         Chunk::active_line(Some(1)),
         Chunk::console_output("1.4166666666666667\n"),
         Chunk::active_line(None),
@@ -41,7 +41,7 @@ fn spec_raw_turn() -> Vec<Chunk> {
 
 #[test]
 fn reproduces_the_spec_stream_exactly() {
-    let (chunks, messages) = frame(spec_raw_turn(), true);
+    let (chunks, messages) = frame(spec_raw_turn());
     let expected: Vec<serde_json::Value> = serde_json::from_str(
         r#"[
 {"role": "assistant", "type": "message", "start": true},
@@ -52,7 +52,6 @@ fn reproduces_the_spec_stream_exactly() {
 {"role": "assistant", "type": "code", "format": "python", "content": "print(34"},
 {"role": "assistant", "type": "code", "format": "python", "content": " / 24)"},
 {"role": "assistant", "type": "code", "format": "python", "end": true},
-{"role": "computer", "type": "confirmation", "format": "execution", "content": {"type": "code", "format": "python", "content": "print(34 / 24)"}},
 {"role": "computer", "type": "console", "start": true},
 {"role": "computer", "type": "console", "format": "active_line", "content": 1},
 {"role": "computer", "type": "console", "format": "output", "content": "1.4166666666666667\n"},
@@ -79,27 +78,19 @@ fn reproduces_the_spec_stream_exactly() {
 }
 
 #[test]
-fn auto_run_hides_the_confirmation() {
-    let (chunks, _) = frame(spec_raw_turn(), false);
-    assert!(chunks.iter().all(|c| c["type"] != "confirmation"));
-    assert_eq!(chunks.len(), 16);
-}
-
-#[test]
 fn silent_code_still_gets_an_empty_output_message() {
     let raw = vec![
         Chunk::assistant_code("python", "x = 1"),
         Chunk::active_line(Some(1)),
         Chunk::active_line(None),
     ];
-    let (_, messages) = frame(raw, false);
+    let (_, messages) = frame(raw);
     assert_eq!(messages.last(), Some(&Message::console_output("")));
 }
 
 #[test]
 fn stored_output_is_truncated_but_streamed_output_is_not() {
     let mut framer = Framer::new(FramerOptions {
-        emit_confirmations: false,
         max_output: 5,
         add_scrollbars: false,
     });

@@ -6,10 +6,10 @@
 //! `{"role":"server","type":"status","content":"complete"}`. Stopping a turn drops it, which
 //! drops the model request and kills the running code; nothing here ever blocks the runtime.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as SyncMutex, MutexGuard};
 
 use futures::StreamExt;
-use oi_core::{Chunk, Interpreter, Kind, Message, Turn};
+use oi_core::{ApprovalRequest, ChatInput, Chunk, Interpreter, Kind, Message, Turn, TurnEvent};
 use serde_json::Value;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
@@ -34,8 +34,10 @@ pub enum InputError {
 pub enum TurnStart {
     /// Append these user messages, then let the model answer.
     Chat(Vec<Message>),
-    /// Continue the conversation as it is: a pending code block (the last message) runs first,
-    /// approved without asking; the turn pauses at the next confirmation.
+    /// Approve the code block that waits: the parked turn goes on. When no turn is parked
+    /// (e.g. it was stopped) but the conversation ends with code, a turn starts on the
+    /// conversation as it is and that code's approval request is answered "run" (the user
+    /// said `go` for exactly that block).
     Go,
 }
 
@@ -53,10 +55,41 @@ fn to_json(chunk: &Chunk) -> Value {
     serde_json::to_value(chunk).unwrap_or(Value::Null)
 }
 
+fn lock<T>(mutex: &SyncMutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Where a turn's output goes: the session's output queue, or an HTTP response. A parked turn
+/// can be handed to another consumer (a `go` over the WebSocket, a "yes" over HTTP).
+#[derive(Clone)]
+struct Route(Arc<SyncMutex<mpsc::UnboundedSender<Value>>>);
+
+impl Route {
+    fn new(sink: mpsc::UnboundedSender<Value>) -> Self {
+        Route(Arc::new(SyncMutex::new(sink)))
+    }
+
+    /// Sends `chunk`; false when the consumer is gone.
+    fn send(&self, chunk: Value) -> bool {
+        lock(&self.0).send(chunk).is_ok()
+    }
+
+    fn redirect(&self, sink: mpsc::UnboundedSender<Value>) {
+        *lock(&self.0) = sink;
+    }
+}
+
+/// The approval request a parked turn waits on.
+type Parked = Arc<SyncMutex<Option<ApprovalRequest>>>;
+
 /// A turn running in its task.
 struct Running {
     token: CancellationToken,
     handle: JoinHandle<()>,
+    route: Route,
+    parked: Parked,
 }
 
 impl Running {
@@ -144,7 +177,7 @@ impl AsyncInterpreter {
                 }
                 Some("go") => {
                     self.start(&mut state, TurnStart::Go, self.inner.tx.clone())
-                        .await
+                        .await;
                 }
                 Some(other) => return Err(InputError::UnknownCommand(other.to_owned())),
                 None => {
@@ -168,13 +201,13 @@ impl AsyncInterpreter {
         let _ = self.inner.tx.send(chunk);
     }
 
-    /// Whether a turn is running.
+    /// Whether a turn is running (a turn parked at an approval is waiting, not running).
     pub async fn is_running(&self) -> bool {
         let state = self.inner.state.lock().await;
         state
             .running
             .as_ref()
-            .is_some_and(|running| !running.handle.is_finished())
+            .is_some_and(|running| !running.handle.is_finished() && lock(&running.parked).is_none())
     }
 
     /// Stops the running turn, if any (its code is killed; no `complete` is sent for it).
@@ -185,23 +218,37 @@ impl AsyncInterpreter {
         }
     }
 
-    /// Stops whatever runs and starts a turn whose chunks go to the returned receiver instead
-    /// of [`output`](Self::output) (ending with `complete`). Dropping the receiver stops the
-    /// turn. This is how the OpenAI-compatible endpoint runs turns.
+    /// Starts a turn (or, for [`TurnStart::Go`], resumes the parked one) whose chunks go to
+    /// the returned receiver instead of [`output`](Self::output), ending with `complete`; any
+    /// other running turn is stopped first. Dropping the receiver stops the turn. This is how
+    /// the OpenAI-compatible endpoint runs turns.
     pub async fn run_separately(&self, start: TurnStart) -> mpsc::UnboundedReceiver<Value> {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut state = self.inner.state.lock().await;
-        if let Some(running) = state.running.take() {
-            running.stop().await;
+        if start != TurnStart::Go {
+            if let Some(running) = state.running.take() {
+                running.stop().await;
+            }
         }
         self.start(&mut state, start, tx).await;
         rx
     }
 
     async fn start(&self, state: &mut State, start: TurnStart, sink: mpsc::UnboundedSender<Value>) {
+        if start == TurnStart::Go {
+            if let Some(running) = state.running.as_ref() {
+                if let Some(request) = lock(&running.parked).take() {
+                    running.route.redirect(sink);
+                    request.approve();
+                    return;
+                }
+            }
+        }
         let previous = state.running.take();
         let (token, previous) = match (self.inner.mode, previous) {
-            (InterruptMode::Queue, Some(previous)) if !previous.handle.is_finished() => {
+            (InterruptMode::Queue, Some(previous))
+                if !previous.handle.is_finished() && lock(&previous.parked).is_none() =>
+            {
                 (previous.token.clone(), Some(previous.handle))
             }
             (_, Some(previous)) => {
@@ -212,68 +259,67 @@ impl AsyncInterpreter {
         };
         let interpreter = self.inner.interpreter.clone();
         let cancelled = token.clone();
+        let route = Route::new(sink);
+        let parked: Parked = Arc::default();
+        let (task_route, task_parked) = (route.clone(), parked.clone());
         let handle = tokio::spawn(async move {
             if let Some(previous) = previous {
                 let _ = previous.await;
             }
             tokio::select! {
                 () = cancelled.cancelled() => {}
-                () = drive(interpreter, start, sink) => {}
+                () = drive(interpreter, start, task_route, task_parked) => {}
             }
         });
-        state.running = Some(Running { token, handle });
+        state.running = Some(Running {
+            token,
+            handle,
+            route,
+            parked,
+        });
     }
 }
 
-/// Runs one turn, forwarding its chunks to `sink`, then `complete`.
-async fn drive(interpreter: Interpreter, start: TurnStart, sink: mpsc::UnboundedSender<Value>) {
-    let (turn, approve_first) = match start {
-        TurnStart::Chat(messages) => {
-            if !messages.is_empty() {
-                let mut all = interpreter.messages();
-                all.extend(messages);
-                interpreter.set_messages(all);
-            }
-            (interpreter.respond(), false)
-        }
+/// Runs one turn, forwarding its chunks to `route`: an approval request is shown as its
+/// confirmation chunk and `complete`, and parked until `go` (or a new input) answers it; the
+/// turn ends with `complete` (after an `error` chunk when it failed).
+async fn drive(interpreter: Interpreter, start: TurnStart, route: Route, parked: Parked) {
+    let (turn, go_for) = match start {
+        TurnStart::Chat(messages) => (interpreter.chat(ChatInput::Append(messages)), None),
         TurnStart::Go => {
-            // `go` approves the block that is waiting; with none waiting, nothing is pre-approved.
             let pending = interpreter
-                .messages()
+                .messages_mut()
                 .last()
-                .is_some_and(|m| m.role == oi_core::Role::Assistant && m.kind == Kind::Code);
+                .filter(|m| m.role == oi_core::Role::Assistant && m.kind == Kind::Code)
+                .map(|m| m.text().to_owned());
             (interpreter.respond(), pending)
         }
     };
-    if forward(turn, approve_first, &sink).await.is_err() {
-        return;
-    }
-    let _ = sink.send(complete_json());
+    forward(turn, go_for, &route, &parked).await;
 }
 
-/// Forwards a turn's chunks; stops at the first confirmation that is not pre-approved,
-/// forwarding it and dropping the turn (the code stays pending). `Err` = the sink is gone.
-async fn forward(
-    mut turn: Turn,
-    mut approve_first: bool,
-    sink: &mpsc::UnboundedSender<Value>,
-) -> Result<(), ()> {
-    while let Some(item) = turn.next().await {
-        match item {
-            Ok(chunk) if chunk.kind == Some(Kind::Confirmation) => {
-                if approve_first {
-                    approve_first = false;
+/// Forwards a turn's events until it ends or its consumer goes away (which stops it).
+async fn forward(mut turn: Turn, mut go_for: Option<String>, route: &Route, parked: &Parked) {
+    while let Some(event) = turn.next().await {
+        let sent = match event {
+            TurnEvent::Chunk(chunk) => route.send(to_json(&chunk)),
+            TurnEvent::Approval(request) => {
+                if go_for.take().is_some_and(|code| code == request.code()) {
+                    request.approve();
                     continue;
                 }
-                sink.send(to_json(&chunk)).map_err(|_| ())?;
-                return Ok(());
+                let shown = route.send(to_json(&request.confirmation()));
+                *lock(parked) = Some(request);
+                shown && route.send(complete_json())
             }
-            Ok(chunk) => sink.send(to_json(&chunk)).map_err(|_| ())?,
-            Err(error) => {
-                sink.send(error_json(error.to_string())).map_err(|_| ())?;
-                return Ok(());
+            TurnEvent::Error(error) => {
+                route.send(error_json(error.to_string()));
+                route.send(complete_json())
             }
+            TurnEvent::Complete => route.send(complete_json()),
+        };
+        if !sent {
+            return;
         }
     }
-    Ok(())
 }

@@ -13,16 +13,24 @@
 //! # let _ = base_url; Ok(()) }
 //! ```
 //!
+//! For tests of the core without HTTP or processes, [`ScriptedModel`] is an in-process
+//! `LanguageModel` answering from a script, and [`RecordingComputer`] an in-process `Computer`
+//! that records what it is asked to run.
+//!
 //! [`Script::calculator`] is a reply-free mode that computes arithmetic with Python code, used
 //! by the README demo and end-to-end tests.
 
 mod anthropic;
 mod calculator;
+mod fake_computer;
+mod fake_model;
 mod reply;
 mod script;
 mod server;
 mod sse;
 
+pub use fake_computer::{RecordedRun, RecordingComputer, RunOutput};
+pub use fake_model::{ModelReply, ScriptedModel};
 pub use reply::{Cut, Ending, Reply, ToolCall};
 pub use script::Script;
 pub use server::{OLLAMA_CONTEXT_LENGTH, RecordedRequest, ScriptedServer, serve};

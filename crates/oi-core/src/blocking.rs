@@ -4,18 +4,19 @@ use std::sync::{Arc, MutexGuard};
 
 use futures::StreamExt;
 
+use crate::approval::{ApprovalRequest, Decision};
 use crate::computer::Computer;
-use crate::interpreter::{ChatInput, Decision, Interpreter, Turn, TurnError};
-use crate::lmc::{Chunk, CodeContent, Content, Kind, Message};
+use crate::interpreter::{ChatInput, Interpreter};
+use crate::lmc::Message;
 use crate::model::LanguageModel;
 use crate::settings::Settings;
+use crate::turn::{Turn, TurnError, TurnEvent};
 
 /// A blocking interpreter: `chat(message)` returns the new messages.
 ///
 /// Like Python's `interpreter.chat(message, display=False)`, [`chat`](Self::chat) runs code
-/// whatever `auto_run` says: the confirmation chunk is information. Use
-/// [`chat_with`](Self::chat_with) to approve, edit or decline each block, or
-/// [`chat_stream`](Self::chat_stream) to read chunks as they come.
+/// whatever `auto_run` says. Use [`chat_with`](Self::chat_with) to approve, edit or decline
+/// each block, or [`chat_stream`](Self::chat_stream) to read the turn's events as they come.
 pub struct OpenInterpreter {
     core: Interpreter,
     runtime: tokio::runtime::Runtime,
@@ -69,57 +70,61 @@ impl OpenInterpreter {
         self.runtime.block_on(self.core.reset());
     }
 
-    /// Runs one turn and returns the messages it added after the input.
+    /// Runs one turn, running every code block, and returns the messages it added after the
+    /// input.
     pub fn chat(&self, input: impl Into<ChatInput>) -> Result<Vec<Message>, TurnError> {
         self.chat_with(input, |_| Decision::Approve)
     }
 
-    /// Runs one turn, asking `approve` about each code block (called only when `auto_run` is
-    /// off), and returns the messages it added after the input.
+    /// Runs one turn, asking `approve` about each code block the approval rules ask about
+    /// (with `auto_run` off), and returns the messages it added after the input.
     pub fn chat_with(
         &self,
         input: impl Into<ChatInput>,
-        mut approve: impl FnMut(&CodeContent) -> Decision,
+        mut approve: impl FnMut(&ApprovalRequest) -> Decision,
     ) -> Result<Vec<Message>, TurnError> {
         let mut turn = self.core.chat(input);
         self.runtime.block_on(async {
-            while let Some(chunk) = turn.next().await {
-                let chunk = chunk?;
-                if chunk.kind == Some(Kind::Confirmation) {
-                    if let Some(Content::Code(code)) = &chunk.content {
-                        turn.decide(approve(code));
+            while let Some(event) = turn.next().await {
+                match event {
+                    TurnEvent::Chunk(_) | TurnEvent::Complete => {}
+                    TurnEvent::Approval(request) => {
+                        let decision = approve(&request);
+                        request.decide(decision);
                     }
+                    TurnEvent::Error(error) => return Err(error),
                 }
             }
             Ok(turn.new_messages())
         })
     }
 
-    /// Starts one turn and returns its chunks as a blocking iterator. Dropping the iterator
-    /// stops the turn (and its running code).
-    pub fn chat_stream(&self, input: impl Into<ChatInput>) -> ChatIter<'_> {
-        ChatIter {
+    /// Starts one turn and returns its events as a blocking iterator. Answer (or drop) each
+    /// [`TurnEvent::Approval`] before asking for the next event: the turn waits for it.
+    /// Dropping the iterator stops the turn (and its running code).
+    pub fn chat_stream(&self, input: impl Into<ChatInput>) -> ChatEvents<'_> {
+        ChatEvents {
             turn: self.core.chat(input),
             runtime: &self.runtime,
         }
     }
 }
 
-/// Blocking iterator over a turn's chunks.
-pub struct ChatIter<'a> {
+/// Blocking iterator over a turn's events.
+pub struct ChatEvents<'a> {
     turn: Turn,
     runtime: &'a tokio::runtime::Runtime,
 }
 
-impl ChatIter<'_> {
-    /// The turn, to decline or edit a confirmed block before reading on.
-    pub fn turn(&self) -> &Turn {
-        &self.turn
+impl ChatEvents<'_> {
+    /// The turn (to stop it or read its new messages).
+    pub fn turn(&mut self) -> &mut Turn {
+        &mut self.turn
     }
 }
 
-impl Iterator for ChatIter<'_> {
-    type Item = Result<Chunk, TurnError>;
+impl Iterator for ChatEvents<'_> {
+    type Item = TurnEvent;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.runtime.block_on(self.turn.next())

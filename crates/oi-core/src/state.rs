@@ -1,0 +1,58 @@
+//! The state an interpreter and its turns share: settings, the conversation, the model, the
+//! computer.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::approval::ApprovalId;
+use crate::computer::Computer;
+use crate::lmc::Message;
+use crate::model::LanguageModel;
+use crate::settings::Settings;
+
+/// Locks a mutex; a poisoned lock still holds valid data here (every writer leaves it whole).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// State shared by an interpreter and its turns.
+pub(crate) struct Shared {
+    settings: Mutex<Settings>,
+    messages: Mutex<Vec<Message>>,
+    next_approval: AtomicU64,
+    pub(crate) model: Arc<dyn LanguageModel>,
+    pub(crate) computer: Arc<dyn Computer>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        settings: Settings,
+        model: Arc<dyn LanguageModel>,
+        computer: Arc<dyn Computer>,
+    ) -> Self {
+        Shared {
+            settings: Mutex::new(settings),
+            messages: Mutex::new(Vec::new()),
+            next_approval: AtomicU64::new(1),
+            model,
+            computer,
+        }
+    }
+
+    /// The conversation, locked.
+    pub(crate) fn messages(&self) -> MutexGuard<'_, Vec<Message>> {
+        lock(&self.messages)
+    }
+
+    /// The settings, locked.
+    pub(crate) fn settings(&self) -> MutexGuard<'_, Settings> {
+        lock(&self.settings)
+    }
+
+    /// A fresh approval id.
+    pub(crate) fn next_approval_id(&self) -> ApprovalId {
+        self.next_approval.fetch_add(1, Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,621 @@
+//! The respond loop's decisions, in process: a scripted model and a recording computer
+//! (oi-testkit), no HTTP, no processes. Each test runs in microseconds.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use oi_core::{
+    ApprovalRequest, Chunk, Content, Interpreter, Kind, Message, ModelError, Output, Role,
+    Settings, Turn, TurnError, TurnEvent, prompts,
+};
+use oi_testkit::{ModelReply, RecordedRun, RecordingComputer, RunOutput, ScriptedModel};
+
+fn settings(auto_run: bool) -> Settings {
+    Settings {
+        auto_run,
+        system_message: "You are oi under test.".to_owned(),
+        conversation_history: false,
+        ..Settings::default()
+    }
+}
+
+fn setup(
+    replies: impl IntoIterator<Item = ModelReply>,
+    computer: RecordingComputer,
+    adjust: impl FnOnce(&mut Settings),
+) -> (Interpreter, ScriptedModel, RecordingComputer) {
+    let model = ScriptedModel::new(replies);
+    let mut s = settings(true);
+    adjust(&mut s);
+    let oi = Interpreter::new(s, Arc::new(model.clone()), Arc::new(computer.clone()));
+    (oi, model, computer)
+}
+
+/// What a turn emitted, with approvals answered by `decide`.
+#[derive(Debug, Default)]
+struct Seen {
+    chunks: Vec<Chunk>,
+    approvals: Vec<(String, String)>,
+    error: Option<TurnError>,
+    complete: bool,
+}
+
+async fn drive(mut turn: Turn, mut decide: impl FnMut(ApprovalRequest)) -> Seen {
+    let mut seen = Seen::default();
+    while let Some(event) = turn.next().await {
+        match event {
+            TurnEvent::Chunk(chunk) => seen.chunks.push(chunk),
+            TurnEvent::Approval(request) => {
+                seen.approvals
+                    .push((request.language().to_owned(), request.code().to_owned()));
+                decide(request);
+            }
+            TurnEvent::Error(error) => {
+                assert!(seen.error.is_none() && !seen.complete, "one terminal event");
+                seen.error = Some(error);
+            }
+            TurnEvent::Complete => {
+                assert!(seen.error.is_none() && !seen.complete, "one terminal event");
+                seen.complete = true;
+            }
+        }
+    }
+    seen
+}
+
+fn run(language: &str, code: &str) -> RecordedRun {
+    RecordedRun {
+        language: language.to_owned(),
+        code: code.to_owned(),
+    }
+}
+
+fn flags(chunks: &[Chunk]) -> Vec<String> {
+    chunks
+        .iter()
+        .filter(|c| c.is_flag())
+        .map(|c| {
+            format!(
+                "{}{:?}",
+                if c.start { "start " } else { "end " },
+                c.kind.unwrap()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_text_reply_completes_with_one_request() {
+    let (oi, model, computer) = setup(
+        [ModelReply::text("Hello!")],
+        RecordingComputer::new(),
+        |_| {},
+    );
+    let seen = drive(oi.chat("hi"), |_| panic!("no approval")).await;
+    assert!(seen.complete);
+    assert_eq!(flags(&seen.chunks), ["start Message", "end Message"]);
+    assert_eq!(
+        oi.messages(),
+        vec![Message::user("hi"), Message::assistant("Hello!")]
+    );
+    assert_eq!(model.request_count(), 1);
+    assert!(computer.runs().is_empty());
+    let request = &model.requests()[0];
+    assert_eq!(request.messages[0].role, Role::System);
+    assert_eq!(request.messages[0].text(), "You are oi under test.");
+}
+
+#[tokio::test]
+async fn auto_run_runs_code_and_asks_the_model_again() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::text("Let me run it.").then_code("python", "print(1)"),
+            ModelReply::text("It printed 1."),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text("1\n")]),
+        |_| {},
+    );
+    let seen = drive(oi.chat("run it"), |_| panic!("auto_run asks nothing")).await;
+    assert!(seen.complete);
+    assert_eq!(computer.runs(), vec![run("python", "print(1)")]);
+    assert_eq!(
+        flags(&seen.chunks),
+        [
+            "start Message",
+            "end Message",
+            "start Code",
+            "end Code",
+            "start Console",
+            "end Console",
+            "start Message",
+            "end Message"
+        ]
+    );
+    assert_eq!(
+        oi.messages(),
+        vec![
+            Message::user("run it"),
+            Message::assistant("Let me run it."),
+            Message::code("python", "print(1)"),
+            Message::console_output("1\n"),
+            Message::assistant("It printed 1."),
+        ]
+    );
+    assert_eq!(model.request_count(), 2);
+}
+
+#[tokio::test]
+async fn the_turn_waits_for_the_decision_and_approval_runs_the_code() {
+    let (oi, _model, computer) = setup(
+        [
+            ModelReply::code("python", "print(2)"),
+            ModelReply::text("Done."),
+        ],
+        RecordingComputer::new(),
+        |s| s.auto_run = false,
+    );
+    let mut turn = oi.chat("go");
+    let mut chunks = Vec::new();
+    let request = loop {
+        match turn.next().await.expect("an event") {
+            TurnEvent::Chunk(chunk) => chunks.push(chunk),
+            TurnEvent::Approval(request) => break request,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(
+        flags(&chunks),
+        ["start Code", "end Code"],
+        "the code block is closed first"
+    );
+    assert_eq!((request.language(), request.code()), ("python", "print(2)"));
+    assert_eq!(
+        request.confirmation(),
+        Chunk::confirmation("python", "print(2)")
+    );
+    // Parked: nothing more comes, and nothing runs, until the request is answered.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), turn.next())
+            .await
+            .is_err()
+    );
+    assert!(computer.runs().is_empty());
+    request.approve();
+    let seen = drive(turn, |_| panic!("one approval")).await;
+    assert!(seen.complete);
+    assert_eq!(computer.runs(), vec![run("python", "print(2)")]);
+}
+
+#[tokio::test]
+async fn decline_runs_nothing_and_tells_the_model() {
+    let (oi, model, computer) = setup(
+        [ModelReply::code("shell", "rm x")],
+        RecordingComputer::new(),
+        |s| s.auto_run = false,
+    );
+    let seen = drive(oi.chat("delete x"), ApprovalRequest::decline).await;
+    assert!(seen.complete);
+    assert_eq!(seen.approvals, [("shell".to_owned(), "rm x".to_owned())]);
+    assert!(computer.runs().is_empty());
+    assert_eq!(model.request_count(), 1);
+    assert_eq!(
+        oi.messages().last(),
+        Some(&Message::user(prompts::DECLINED_MESSAGE))
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_request_declines() {
+    let (oi, _model, computer) = setup(
+        [ModelReply::code("shell", "rm x")],
+        RecordingComputer::new(),
+        |s| s.auto_run = false,
+    );
+    let seen = drive(oi.chat("delete x"), drop).await;
+    assert!(seen.complete);
+    assert!(computer.runs().is_empty());
+    assert_eq!(
+        oi.messages().last(),
+        Some(&Message::user(prompts::DECLINED_MESSAGE))
+    );
+}
+
+#[tokio::test]
+async fn edit_runs_the_new_code_and_stores_it() {
+    let (oi, _model, computer) = setup(
+        [
+            ModelReply::code("python", "print(3)"),
+            ModelReply::text("ok"),
+        ],
+        RecordingComputer::new(),
+        |s| s.auto_run = false,
+    );
+    let seen = drive(oi.chat("x"), |r| r.edit("print(4)")).await;
+    assert!(seen.complete);
+    assert_eq!(computer.runs(), vec![run("python", "print(4)")]);
+    assert!(oi.messages().contains(&Message::code("python", "print(4)")));
+}
+
+#[tokio::test]
+async fn approval_ids_are_unique() {
+    let (oi, _model, _computer) = setup(
+        [
+            ModelReply::code("python", "a"),
+            ModelReply::code("python", "b"),
+            ModelReply::text("done"),
+        ],
+        RecordingComputer::new(),
+        |s| s.auto_run = false,
+    );
+    let mut ids = Vec::new();
+    let seen = drive(oi.chat("x"), |r| {
+        ids.push(r.id());
+        r.approve();
+    })
+    .await;
+    assert!(seen.complete);
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+}
+
+#[tokio::test]
+async fn loop_mode_goes_on_with_a_hidden_message_until_a_breaker() {
+    let (oi, model, _computer) = setup(
+        [
+            ModelReply::text("Step one."),
+            ModelReply::text("The task is done."),
+        ],
+        RecordingComputer::new(),
+        |s| s.loop_mode = true,
+    );
+    let seen = drive(oi.chat("do it"), |_| {}).await;
+    assert!(seen.complete);
+    assert_eq!(model.request_count(), 2);
+    let second = &model.requests()[1];
+    assert_eq!(
+        second.messages.last().map(Message::text),
+        Some(prompts::LOOP_MESSAGE)
+    );
+    assert!(
+        seen.chunks
+            .iter()
+            .any(|c| c.text() == Some("\n\n") && c.role == Role::Assistant)
+    );
+    // The loop message is never stored; the assistant's texts are merged.
+    assert!(
+        oi.messages()
+            .iter()
+            .all(|m| m.text() != prompts::LOOP_MESSAGE)
+    );
+}
+
+#[tokio::test]
+async fn garbled_code_is_repaired_and_text_blocks_become_notes() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::code(
+                "python",
+                "functions.execute({\"language\": \"shell\", \"code\": \"ls\"})",
+            ),
+            ModelReply::code("markdown", "# just notes"),
+            ModelReply::text("ok"),
+        ],
+        RecordingComputer::new(),
+        |_| {},
+    );
+    let seen = drive(oi.chat("x"), |_| {}).await;
+    assert!(seen.complete);
+    assert_eq!(computer.runs(), vec![run("shell", "ls")]);
+    assert!(oi.messages().contains(&Message::code("shell", "ls")));
+    assert!(
+        oi.messages()
+            .contains(&Message::assistant("```\n# just notes\n```"))
+    );
+    assert_eq!(model.request_count(), 3);
+}
+
+#[tokio::test]
+async fn unsupported_language_is_reported_and_a_repeat_ends_the_turn() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::code("cobol", "DISPLAY 'HI'"),
+            ModelReply::code("cobol", "DISPLAY 'HI'"),
+        ],
+        RecordingComputer::new(),
+        |_| {},
+    );
+    let seen = drive(oi.chat("x"), |_| {}).await;
+    assert!(seen.complete);
+    assert!(computer.runs().is_empty());
+    assert_eq!(model.request_count(), 2);
+    let outputs: Vec<_> = oi
+        .messages()
+        .into_iter()
+        .filter(|m| m.kind == Kind::Console)
+        .collect();
+    assert_eq!(outputs.len(), 2);
+    assert_eq!(
+        outputs[0].text(),
+        prompts::unsupported_language_message("cobol")
+    );
+}
+
+#[tokio::test]
+async fn empty_code_is_reported_and_the_model_asked_again() {
+    let (oi, model, computer) = setup(
+        [ModelReply::code("python", "   "), ModelReply::text("sorry")],
+        RecordingComputer::new(),
+        |_| {},
+    );
+    let seen = drive(oi.chat("x"), |_| {}).await;
+    assert!(seen.complete);
+    assert!(computer.runs().is_empty());
+    assert_eq!(model.request_count(), 2);
+    assert!(
+        oi.messages()
+            .contains(&Message::console_output(prompts::EMPTY_CODE_MESSAGE))
+    );
+}
+
+#[tokio::test]
+async fn stored_output_is_truncated_and_streamed_whole() {
+    let long = "x".repeat(5000);
+    let (oi, _model, _computer) = setup(
+        [
+            ModelReply::code("python", "print('x'*5000)"),
+            ModelReply::text("ok"),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text(&long)]),
+        |s| s.max_output = 100,
+    );
+    let seen = drive(oi.chat("x"), |_| {}).await;
+    let streamed: String = seen
+        .chunks
+        .iter()
+        .filter(|c| c.has_format("output"))
+        .filter_map(Chunk::text)
+        .collect();
+    assert_eq!(streamed, long);
+    let stored = oi
+        .messages()
+        .into_iter()
+        .find(|m| m.kind == Kind::Console)
+        .unwrap();
+    assert!(stored.text().len() < 1000, "{}", stored.text().len());
+}
+
+#[tokio::test]
+async fn hard_deny_blocks_even_with_auto_run() {
+    let (oi, _model, computer) = setup(
+        [
+            ModelReply::code("shell", "rm -rf /"),
+            ModelReply::code("shell", "rm -rf /"),
+        ],
+        RecordingComputer::new(),
+        |_| {},
+    );
+    let seen = drive(oi.chat("x"), |_| panic!("blocked, not asked")).await;
+    assert!(seen.complete);
+    assert!(computer.runs().is_empty());
+}
+
+#[tokio::test]
+async fn a_model_error_closes_the_open_block_and_is_the_last_event() {
+    let (oi, _model, _computer) = setup(
+        [ModelReply::text("Half a sent")
+            .then_error(ModelError::Stream("connection reset".to_owned()))],
+        RecordingComputer::new(),
+        |_| {},
+    );
+    let seen = drive(oi.chat("x"), |_| {}).await;
+    assert!(!seen.complete);
+    assert!(matches!(
+        seen.error,
+        Some(TurnError::Model(ModelError::Stream(_)))
+    ));
+    assert_eq!(flags(&seen.chunks), ["start Message", "end Message"]);
+}
+
+#[tokio::test]
+async fn no_message_is_an_error() {
+    let (oi, model, _computer) = setup([], RecordingComputer::new(), |_| {});
+    let seen = drive(oi.respond(), |_| {}).await;
+    assert!(matches!(seen.error, Some(TurnError::NoMessage)));
+    assert_eq!(model.request_count(), 0);
+}
+
+/// Reads events until `stop_here` says so, then stops the turn; the stream ends at once with
+/// no terminal event, and the conversation is usable again.
+async fn stop_when(turn: &mut Turn, mut stop_here: impl FnMut(&TurnEvent) -> bool) -> bool {
+    while let Some(event) = turn.next().await {
+        if stop_here(&event) {
+            turn.stop();
+            assert!(turn.next().now_or_never().flatten().is_none());
+            return true;
+        }
+    }
+    false
+}
+
+#[tokio::test]
+async fn stop_while_the_model_streams() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::text("thinking").then_hang(),
+            ModelReply::text("Hi again."),
+        ],
+        RecordingComputer::new(),
+        |_| {},
+    );
+    let mut turn = oi.chat("x");
+    assert!(
+        stop_when(&mut turn, |e| e.chunk().and_then(Chunk::text)
+            == Some("thinking"))
+        .await
+    );
+    drop(turn);
+    assert!(computer.runs().is_empty());
+    let seen = drive(oi.chat("again"), |_| {}).await;
+    assert!(seen.complete);
+    assert_eq!(model.request_count(), 2);
+}
+
+#[tokio::test]
+async fn stop_while_waiting_for_approval_runs_nothing() {
+    let (oi, _model, computer) = setup(
+        [ModelReply::code("shell", "ls")],
+        RecordingComputer::new(),
+        |s| s.auto_run = false,
+    );
+    let mut turn = oi.chat("x");
+    let mut parked = None;
+    let stopped = stop_when(&mut turn, |e| {
+        if let TurnEvent::Approval(_) = e {
+            parked = Some(());
+            true
+        } else {
+            false
+        }
+    })
+    .await;
+    assert!(stopped && parked.is_some());
+    assert!(computer.runs().is_empty());
+    // The code stays the last message, pending; no decline note was added.
+    assert_eq!(oi.messages().last(), Some(&Message::code("shell", "ls")));
+}
+
+#[tokio::test]
+async fn stop_while_code_runs_drops_the_run() {
+    let (oi, _model, computer) = setup(
+        [ModelReply::code("python", "import time; time.sleep(600)")],
+        RecordingComputer::new().with_outputs([RunOutput::hang()]),
+        |_| {},
+    );
+    let mut turn = oi.chat("x");
+    assert!(
+        stop_when(&mut turn, |e| e
+            .chunk()
+            .is_some_and(|c| c.has_format("active_line")))
+        .await
+    );
+    drop(turn);
+    assert_eq!(computer.runs().len(), 1);
+    assert_eq!(computer.interrupted_runs(), 1);
+}
+
+#[tokio::test]
+async fn dropping_the_turn_is_stopping_it() {
+    let (oi, _model, computer) = setup(
+        [ModelReply::code("python", "x")],
+        RecordingComputer::new().with_outputs([RunOutput::hang()]),
+        |_| {},
+    );
+    let mut turn = oi.chat("x");
+    while let Some(event) = turn.next().await {
+        if event.chunk().is_some_and(|c| c.has_format("active_line")) {
+            break;
+        }
+    }
+    drop(turn);
+    assert_eq!(computer.interrupted_runs(), 1);
+}
+
+#[tokio::test]
+async fn images_from_the_computer_are_stored_and_streamed() {
+    let (oi, _model, _computer) = setup(
+        [
+            ModelReply::code("python", "plot()"),
+            ModelReply::text("A plot."),
+        ],
+        RecordingComputer::new()
+            .with_outputs([RunOutput::outputs([Output::image("base64.png", "iVBOR")])]),
+        |_| {},
+    );
+    let seen = drive(oi.chat("x"), |_| {}).await;
+    assert!(seen.complete);
+    let image = Message::new(Role::Computer, Kind::Image, "iVBOR").with_format("base64.png");
+    assert!(oi.messages().contains(&image));
+    assert!(
+        seen.chunks
+            .iter()
+            .any(|c| c.content == Some(Content::Text("iVBOR".into())))
+    );
+}
+
+/// The spec's concrete stream (a.4), chunk for chunk, with the approval request shown as its
+/// confirmation chunk exactly where the original puts it; with `auto_run` there is none.
+#[tokio::test]
+async fn the_spec_stream_chunk_for_chunk() {
+    let replies = || {
+        [
+            ModelReply::text("Let me")
+                .then_text(" compute that.")
+                .then_code("python", "print(34")
+                .then_code("python", " / 24)"),
+            ModelReply::text("The result is about 1.42."),
+        ]
+    };
+    let outputs = || {
+        RecordingComputer::new().with_outputs([RunOutput::outputs([
+            Output::active_line(1),
+            Output::console("1.4166666666666667\n"),
+        ])])
+    };
+    let (oi, _model, _computer) = setup(replies(), outputs(), |s| s.auto_run = false);
+    let mut wire = Vec::new();
+    let mut turn = oi.chat("What's 34/24?");
+    while let Some(event) = turn.next().await {
+        match event {
+            TurnEvent::Chunk(chunk) => wire.push(serde_json::to_value(&chunk).unwrap()),
+            TurnEvent::Approval(request) => {
+                wire.push(serde_json::to_value(request.confirmation()).unwrap());
+                request.approve();
+            }
+            TurnEvent::Error(error) => panic!("{error}"),
+            TurnEvent::Complete => {}
+        }
+    }
+    let expected: Vec<serde_json::Value> = serde_json::from_str(
+        r#"[
+{"role": "assistant", "type": "message", "start": true},
+{"role": "assistant", "type": "message", "content": "Let me"},
+{"role": "assistant", "type": "message", "content": " compute that."},
+{"role": "assistant", "type": "message", "end": true},
+{"role": "assistant", "type": "code", "format": "python", "start": true},
+{"role": "assistant", "type": "code", "format": "python", "content": "print(34"},
+{"role": "assistant", "type": "code", "format": "python", "content": " / 24)"},
+{"role": "assistant", "type": "code", "format": "python", "end": true},
+{"role": "computer", "type": "confirmation", "format": "execution", "content": {"type": "code", "format": "python", "content": "print(34 / 24)"}},
+{"role": "computer", "type": "console", "start": true},
+{"role": "computer", "type": "console", "format": "active_line", "content": 1},
+{"role": "computer", "type": "console", "format": "output", "content": "1.4166666666666667\n"},
+{"role": "computer", "type": "console", "format": "active_line", "content": null},
+{"role": "computer", "type": "console", "end": true},
+{"role": "assistant", "type": "message", "start": true},
+{"role": "assistant", "type": "message", "content": "The result is about 1.42."},
+{"role": "assistant", "type": "message", "end": true}
+]"#,
+    )
+    .unwrap();
+    assert_eq!(wire, expected);
+
+    let (oi, _model, _computer) = setup(replies(), outputs(), |_| {});
+    let seen = drive(oi.chat("What's 34/24?"), |_| {
+        panic!("auto_run asks nothing")
+    })
+    .await;
+    assert!(seen.complete);
+    let without_confirmation: Vec<serde_json::Value> = expected
+        .into_iter()
+        .filter(|c| c["type"] != "confirmation")
+        .collect();
+    let chunks: Vec<serde_json::Value> = seen
+        .chunks
+        .iter()
+        .map(|c| serde_json::to_value(c).unwrap())
+        .collect();
+    assert_eq!(chunks, without_confirmation);
+}
