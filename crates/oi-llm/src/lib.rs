@@ -29,6 +29,7 @@ pub mod schema;
 mod sse;
 mod text;
 pub mod text_mode;
+pub mod tool_args;
 pub mod tool_stream;
 mod transport;
 pub mod trim;

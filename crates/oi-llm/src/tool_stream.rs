@@ -1,117 +1,183 @@
-//! Tool mode: turns streamed chat-completion deltas into [`ModelDelta`]s (spec b.4).
+//! Tool mode: turns a streamed reply's text and tool-call pieces into [`ModelDelta`]s
+//! (spec b.4), linearly.
 //!
-//! Tool-call deltas are accumulated by `index` (the id and name come only in the first one).
-//! Only the first tool call is used, as in the original. Its arguments are parsed as partial
-//! JSON on every delta, so code is emitted piece by piece as soon as `language` is known.
+//! Tool-call pieces are keyed by `index` (the id and name come only in the first one). Only the
+//! first tool call is used, as in the original. Its arguments are scanned once, as they arrive
+//! ([`ArgumentsScanner`]), and code is emitted piece by piece as soon as `language` is known.
 //! The legacy hallucinated names `python` and `functions` mean the raw arguments are Python
-//! code. Text before the first tool call is a message; text after it is dropped.
-
-use std::collections::BTreeMap;
+//! code. Text before the first tool call is a message; text after it is dropped. Each wire
+//! (OpenAI chat deltas, Anthropic content blocks) feeds the same typed pieces.
 
 use oi_core::ModelDelta;
 use serde_json::Value;
 
-use crate::partial_json::parse_partial;
+use crate::tool_args::ArgumentsScanner;
 
-#[derive(Debug, Default)]
-struct Call {
-    name: String,
-    arguments: String,
+/// One piece of a streamed tool call, as every wire has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolCallPiece<'a> {
+    /// Which call (calls are numbered from 0 in the reply).
+    pub index: u64,
+    /// A piece of the function's name (usually whole, in the first piece).
+    pub name: Option<&'a str>,
+    /// A piece of the JSON arguments.
+    pub arguments: Option<&'a str>,
 }
 
-/// Accumulates the deltas of one streamed reply in tool mode.
-#[derive(Debug, Default)]
+/// How the first call's arguments are read.
+#[derive(Debug)]
+enum Arguments {
+    /// No argument seen yet (the name may still be growing).
+    Waiting(String),
+    /// JSON arguments of `execute`.
+    Json(ArgumentsScanner),
+    /// Raw Python (legacy names `python`, `functions`).
+    Raw,
+}
+
+/// Accumulates the pieces of one streamed reply in tool mode.
+#[derive(Debug)]
 pub struct ToolCallReader {
-    calls: BTreeMap<u64, Call>,
     first: Option<u64>,
+    arguments: Arguments,
     language: Option<String>,
-    emitted: String,
+    /// Code scanned before the language was known.
+    held: String,
+    /// Every argument character of the first call (only kept for the end-of-reply fallback
+    /// when the arguments turn out not to be a JSON object).
+    raw: String,
+    emitted_any: bool,
+}
+
+impl Default for ToolCallReader {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl ToolCallReader {
     /// A reader at the start of a reply.
     pub fn new() -> Self {
-        ToolCallReader::default()
+        ToolCallReader {
+            first: None,
+            arguments: Arguments::Waiting(String::new()),
+            language: None,
+            held: String::new(),
+            raw: String::new(),
+            emitted_any: false,
+        }
     }
 
-    /// Feeds one `choices[0].delta` object and returns what is new.
-    pub fn push(&mut self, delta: &Value) -> Vec<ModelDelta> {
-        let mut out = Vec::new();
-        if self.first.is_none() {
-            if let Some(text) = delta
-                .get("content")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-            {
-                out.push(ModelDelta::Message(text.to_owned()));
-            }
+    /// Assistant text; kept only before the first tool call.
+    pub fn text(&mut self, text: &str) -> Vec<ModelDelta> {
+        if self.first.is_some() || text.is_empty() {
+            return Vec::new();
         }
+        vec![ModelDelta::Message(text.to_owned())]
+    }
+
+    /// One piece of a tool call.
+    pub fn call(&mut self, piece: ToolCallPiece<'_>) -> Vec<ModelDelta> {
+        let first = *self.first.get_or_insert(piece.index);
+        if piece.index != first {
+            return Vec::new();
+        }
+        if let (Arguments::Waiting(name), Some(more)) = (&mut self.arguments, piece.name) {
+            name.push_str(more);
+        }
+        let Some(arguments) = piece.arguments.filter(|a| !a.is_empty()) else {
+            return Vec::new();
+        };
+        if let Arguments::Waiting(name) = &self.arguments {
+            self.arguments = if matches!(name.as_str(), "python" | "functions") {
+                self.language = Some("python".to_owned());
+                Arguments::Raw
+            } else {
+                Arguments::Json(ArgumentsScanner::new())
+            };
+        }
+        match &mut self.arguments {
+            Arguments::Raw => self.code(arguments.to_owned()),
+            Arguments::Json(scanner) => {
+                self.raw.push_str(arguments);
+                let delta = scanner.push(arguments);
+                if let Some(language) = delta.language {
+                    self.language.get_or_insert(language);
+                }
+                self.code(delta.code)
+            }
+            Arguments::Waiting(_) => Vec::new(),
+        }
+    }
+
+    /// One OpenAI chat-completions `choices[0].delta` object.
+    pub fn push(&mut self, delta: &Value) -> Vec<ModelDelta> {
+        let mut out = self.text(delta.get("content").and_then(Value::as_str).unwrap_or(""));
         let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) else {
             return out;
         };
         for call in calls {
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-            self.first.get_or_insert(index);
-            let entry = self.calls.entry(index).or_default();
-            if let Some(function) = call.get("function") {
-                if let Some(name) = function.get("name").and_then(Value::as_str) {
-                    entry.name.push_str(name);
-                }
-                if let Some(arguments) = function.get("arguments").and_then(Value::as_str) {
-                    entry.arguments.push_str(arguments);
-                }
-            }
+            let function = call.get("function");
+            out.extend(
+                self.call(ToolCallPiece {
+                    index: call.get("index").and_then(Value::as_u64).unwrap_or(0),
+                    name: function.and_then(|f| f.get("name")).and_then(Value::as_str),
+                    arguments: function
+                        .and_then(|f| f.get("arguments"))
+                        .and_then(Value::as_str),
+                }),
+            );
         }
-        out.extend(self.code_delta(false));
         out
     }
 
-    /// Ends the reply. A call whose arguments carry code but never named a language is taken
-    /// as Python.
+    /// Ends the reply. Code whose language never came is Python; arguments that were not a
+    /// JSON object are read once more, leniently (the original's partial-JSON repair).
     pub fn finish(&mut self) -> Vec<ModelDelta> {
-        self.code_delta(true).into_iter().collect()
+        let Arguments::Json(scanner) = &self.arguments else {
+            return Vec::new();
+        };
+        if scanner.gave_up() && !self.emitted_any {
+            let parsed = crate::partial_json::parse_partial(&self.raw);
+            let field = |key: &str| {
+                parsed
+                    .as_ref()
+                    .and_then(|p| p.get(key))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            if let Some(code) = field("code") {
+                let language = field("language")
+                    .map(|l| l.trim().to_lowercase())
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or_else(|| "python".to_owned());
+                self.language = Some(language);
+                return self.code(code);
+            }
+            return Vec::new();
+        }
+        if self.language.is_none() && scanner.saw_code() {
+            self.language = Some("python".to_owned());
+            return self.code(String::new());
+        }
+        Vec::new()
     }
 
-    /// The new suffix of the first call's code, if any.
-    fn code_delta(&mut self, at_end: bool) -> Option<ModelDelta> {
-        let call = self.calls.get(&self.first?)?;
-        if call.arguments.is_empty() {
-            return None;
-        }
-        let code = if matches!(call.name.as_str(), "python" | "functions") {
-            self.language.get_or_insert_with(|| "python".to_owned());
-            call.arguments.clone()
-        } else {
-            let parsed = parse_partial(&call.arguments)?;
-            let code = parsed.get("code").and_then(Value::as_str);
-            if self.language.is_none() {
-                let language = parsed
-                    .get("language")
-                    .and_then(Value::as_str)
-                    .map(|l| l.trim().to_lowercase())
-                    .filter(|l| !l.is_empty());
-                self.language = match (language, code) {
-                    (Some(language), Some(_)) => Some(language),
-                    (None, Some(_)) if at_end => Some("python".to_owned()),
-                    _ => None,
-                };
-            }
-            code?.to_owned()
+    /// Emits `more` code (with any held back) once the language is known.
+    fn code(&mut self, more: String) -> Vec<ModelDelta> {
+        let Some(language) = self.language.clone() else {
+            self.held.push_str(&more);
+            return Vec::new();
         };
-        let language = self.language.clone()?;
-        let new = code.strip_prefix(self.emitted.as_str())?;
-        if new.is_empty() {
-            return None;
+        let mut code = std::mem::take(&mut self.held);
+        code.push_str(&more);
+        if code.is_empty() {
+            return Vec::new();
         }
-        let delta = ModelDelta::Code {
-            language,
-            code: new.to_owned(),
-        };
-        self.emitted = code;
-        Some(delta)
+        self.emitted_any = true;
+        vec![ModelDelta::Code { language, code }]
     }
 }
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

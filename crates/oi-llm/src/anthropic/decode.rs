@@ -1,12 +1,12 @@
-//! Messages stream events → deltas. Events are mapped onto chat-completion deltas so that
-//! tool mode shares [`ToolCallReader`] (partial JSON, first call only) with the OpenAI wire.
+//! Messages stream events → deltas. Text and `tool_use` blocks feed the same typed pieces as
+//! the OpenAI wire into [`ToolCallReader`] (first call only, arguments scanned once).
 
 use oi_core::{ModelDelta, ModelError};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::text::shorten;
 use crate::text_mode::TextDecoder;
-use crate::tool_stream::ToolCallReader;
+use crate::tool_stream::{ToolCallPiece, ToolCallReader};
 use crate::transport::Decode;
 
 /// How code comes back.
@@ -42,14 +42,14 @@ impl EventDecoder {
             return Vec::new();
         }
         match &mut self.inner {
-            Inner::Tools(reader) => reader.push(&json!({ "content": text })),
+            Inner::Tools(reader) => reader.text(text),
             Inner::Text(decoder) => decoder.push(text),
         }
     }
 
-    fn tool_delta(&mut self, delta: &Value) -> Vec<ModelDelta> {
+    fn tool_piece(&mut self, piece: ToolCallPiece<'_>) -> Vec<ModelDelta> {
         match &mut self.inner {
-            Inner::Tools(reader) => reader.push(delta),
+            Inner::Tools(reader) => reader.call(piece),
             // No tools were offered: a stray tool call is ignored.
             Inner::Text(_) => Vec::new(),
         }
@@ -79,11 +79,11 @@ impl Decode for EventDecoder {
                             Some(object) if !object.is_empty() => input.to_string(),
                             _ => String::new(),
                         };
-                        self.tool_delta(&json!({ "tool_calls": [{
-                            "index": index,
-                            "id": block["id"],
-                            "function": { "name": block["name"], "arguments": arguments },
-                        }]}))
+                        self.tool_piece(ToolCallPiece {
+                            index,
+                            name: block["name"].as_str(),
+                            arguments: Some(&arguments),
+                        })
                     }
                     _ => Vec::new(),
                 }
@@ -92,10 +92,11 @@ impl Decode for EventDecoder {
                 let delta = &event["delta"];
                 match delta["type"].as_str() {
                     Some("text_delta") => self.text(delta["text"].as_str().unwrap_or("")),
-                    Some("input_json_delta") => self.tool_delta(&json!({ "tool_calls": [{
-                        "index": index,
-                        "function": { "arguments": delta["partial_json"].as_str().unwrap_or("") },
-                    }]})),
+                    Some("input_json_delta") => self.tool_piece(ToolCallPiece {
+                        index,
+                        name: None,
+                        arguments: delta["partial_json"].as_str(),
+                    }),
                     _ => Vec::new(),
                 }
             }
