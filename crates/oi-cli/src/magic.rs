@@ -184,22 +184,9 @@ fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
-/// USD per million input tokens for well-known models.
+/// USD per million input tokens, from the model table.
 fn input_price(model: &str) -> Option<f64> {
-    let model = model.trim_start_matches("openai/");
-    let table: &[(&str, f64)] = &[
-        ("gpt-4o-mini", 0.15),
-        ("gpt-4o", 2.5),
-        ("gpt-4-turbo", 10.0),
-        ("gpt-4", 30.0),
-        ("gpt-3.5-turbo", 0.5),
-        ("claude-3-5-sonnet", 3.0),
-        ("claude-3-haiku", 0.25),
-    ];
-    table
-        .iter()
-        .find(|(prefix, _)| model.starts_with(prefix))
-        .map(|(_, price)| *price)
+    oi_llm::model_table::price(model).map(|price| price.input)
 }
 
 fn tokens(prompt: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {

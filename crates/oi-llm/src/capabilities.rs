@@ -1,12 +1,12 @@
-//! What a model can do: tool calls, images, context window and reply length, from a table of
-//! well-known models, overridden by the settings (`supports_functions`, `supports_vision`,
-//! `context_window`, `max_tokens`). Unknown models get safe defaults and say so.
+//! What a model can do: tool calls, images, context window and reply length, from the model
+//! table ([`crate::model_table`]), overridden by the settings (`supports_functions`,
+//! `supports_vision`, `context_window`, `max_tokens`). Unknown models get safe defaults and say
+//! so.
 
 use oi_core::LlmSettings;
 
-use crate::anthropic::anthropic_model_name;
 use crate::local_model::{DEFAULT_LOCAL_CONTEXT, DEFAULT_LOCAL_MAX_TOKENS, is_embedded};
-use crate::models::{supports_vision, uses_tool_calls};
+use crate::model_table::lookup;
 
 /// Context window assumed for unknown models (Open Interpreter's fallback).
 pub const FALLBACK_CONTEXT_WINDOW: u64 = 8000;
@@ -14,40 +14,31 @@ pub const FALLBACK_CONTEXT_WINDOW: u64 = 8000;
 /// Reply length assumed for unknown models.
 pub const FALLBACK_MAX_OUTPUT: u64 = 1000;
 
-/// `(prefix of the model's own name, context window, max output tokens)`; the longest
-/// matching prefix wins.
-const TABLE: [(&str, u64, u64); 30] = [
-    ("gpt-4o", 128_000, 16_384),
-    ("chatgpt-4o", 128_000, 16_384),
-    ("gpt-4.1", 1_047_576, 32_768),
-    ("gpt-4-turbo", 128_000, 4_096),
-    ("gpt-4-vision", 128_000, 4_096),
-    ("gpt-4-32k", 32_768, 4_096),
-    ("gpt-4", 8_192, 4_096),
-    ("gpt-3.5-turbo", 16_385, 4_096),
-    ("gpt-5", 400_000, 128_000),
-    ("o1", 200_000, 100_000),
-    ("o1-mini", 128_000, 65_536),
-    ("o3", 200_000, 100_000),
-    ("o4-mini", 200_000, 100_000),
-    ("claude-3-5-sonnet", 200_000, 8_192),
-    ("claude-3-5-haiku", 200_000, 8_192),
-    ("claude-3-7-sonnet", 200_000, 64_000),
-    ("claude-3", 200_000, 4_096),
-    ("claude-sonnet-4", 200_000, 64_000),
-    ("claude-opus-4", 200_000, 32_000),
-    ("gemini", 1_048_576, 8_192),
-    ("deepseek-chat", 64_000, 8_192),
-    ("deepseek-coder", 128_000, 8_192),
-    ("mistral-large", 128_000, 4_096),
-    ("codestral", 32_000, 4_096),
-    ("llama3.1", 128_000, 4_096),
-    ("llama3.2", 128_000, 4_096),
-    ("llama3.3", 128_000, 4_096),
-    ("llama3", 8_192, 2_048),
-    ("qwen2.5-coder", 32_768, 4_096),
-    ("phi3", 4_096, 1_024),
-];
+/// Provider prefixes whose models are local and, by default, get fenced-code (text) mode.
+const LOCAL_PREFIXES: [&str; 2] = ["ollama", "ollama_chat"];
+
+fn is_local(model: &str) -> bool {
+    model
+        .split_once('/')
+        .is_some_and(|(prefix, _)| LOCAL_PREFIXES.contains(&prefix))
+}
+
+/// Whether `llm` uses the `execute` tool: `supports_functions` when set, else whether the
+/// table says the model takes tools (`openai/local`, unknown and Ollama models: no).
+pub fn uses_tool_calls(llm: &LlmSettings) -> bool {
+    if let Some(explicit) = llm.supports_functions {
+        return explicit;
+    }
+    !is_local(&llm.model) && lookup(&llm.model).is_some_and(|info| info.tools)
+}
+
+/// Whether images are sent to the model: `supports_vision` when set, else by the table.
+pub fn supports_vision(llm: &LlmSettings) -> bool {
+    if let Some(explicit) = llm.supports_vision {
+        return explicit;
+    }
+    !is_local(&llm.model) && lookup(&llm.model).is_some_and(|info| info.vision)
+}
 
 /// What the model can do, after settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,27 +56,12 @@ pub struct Capabilities {
     pub known: bool,
 }
 
-/// The model's own name: after the last `/`, lower-case, without an Ollama `:tag`.
-fn own_name(model: &str) -> String {
-    let name = model.rsplit('/').next().unwrap_or(model).trim();
-    name.split(':').next().unwrap_or(name).to_lowercase()
-}
-
-fn lookup(model: &str) -> Option<(u64, u64)> {
-    let name = own_name(&anthropic_model_name(model));
-    TABLE
-        .iter()
-        .filter(|(prefix, _, _)| name.starts_with(prefix))
-        .max_by_key(|(prefix, _, _)| prefix.len())
-        .map(|(_, window, output)| (*window, *output))
-}
-
 /// The capabilities of `llm`'s model (settings win over the table).
 pub fn capabilities(llm: &LlmSettings) -> Capabilities {
     let table = if is_embedded(llm) {
         Some((DEFAULT_LOCAL_CONTEXT, DEFAULT_LOCAL_MAX_TOKENS))
     } else {
-        lookup(&llm.model)
+        lookup(&llm.model).map(|info| (info.context_window, info.max_output))
     };
     let (window, output) = table.unwrap_or((FALLBACK_CONTEXT_WINDOW, FALLBACK_MAX_OUTPUT));
     let context_window = llm.context_window.filter(|w| *w > 0).unwrap_or(window);
@@ -175,5 +151,52 @@ mod tests {
         assert!(!describe(&llm("gpt-4o")).contains("Note:"));
         let local = capabilities(&llm("local"));
         assert!(!local.functions && !local.vision && local.known);
+    }
+
+    #[test]
+    fn tool_calls_by_model_name() {
+        for model in [
+            "gpt-4o",
+            "gpt-4o-mini",
+            "gpt-4.1",
+            "gpt-3.5-turbo",
+            "o3-mini",
+            "gpt-5",
+            "openai/gpt-4o",
+            "claude-3-5-sonnet-20240620",
+        ] {
+            assert!(uses_tool_calls(&llm(model)), "{model}");
+        }
+        for model in [
+            "openai/local",
+            "local",
+            "ollama/llama3.1",
+            "ollama/gpt-4o",
+            "mixtral-8x7b",
+            "i",
+        ] {
+            assert!(!uses_tool_calls(&llm(model)), "{model}");
+        }
+        let forced = LlmSettings {
+            supports_functions: Some(true),
+            ..llm("openai/local")
+        };
+        assert!(uses_tool_calls(&forced));
+        let off = LlmSettings {
+            supports_functions: Some(false),
+            ..llm("gpt-4o")
+        };
+        assert!(!uses_tool_calls(&off));
+    }
+
+    #[test]
+    fn vision_by_model_name() {
+        assert!(supports_vision(&llm("gpt-4o")));
+        assert!(!supports_vision(&llm("gpt-3.5-turbo")));
+        assert!(!supports_vision(&llm("openai/local")));
+        assert!(supports_vision(&LlmSettings {
+            supports_vision: Some(true),
+            ..llm("x")
+        }));
     }
 }

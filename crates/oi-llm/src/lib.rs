@@ -18,7 +18,7 @@ pub mod images;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod local_model;
-pub mod models;
+pub mod model_table;
 pub mod ollama;
 mod openai;
 pub mod partial_json;

@@ -8,10 +8,10 @@ use futures::StreamExt;
 use oi_core::{LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream};
 use serde_json::Value;
 
+use crate::capabilities::uses_tool_calls;
 use crate::convert::Mode;
 use crate::endpoint::{Endpoint, resolve};
 use crate::env::Env;
-use crate::models::uses_tool_calls;
 use crate::ollama;
 use crate::request::request_body;
 use crate::retry::RetryPolicy;

@@ -3,8 +3,8 @@
 use oi_core::ModelRequest;
 use serde_json::{Value, json};
 
+use crate::capabilities::supports_vision;
 use crate::convert::{Mode, to_openai_messages};
-use crate::models::supports_vision;
 use crate::schema::execute_tool;
 use crate::trim::trim_messages;
 

@@ -10,14 +10,6 @@ pub const ANTHROPIC_BASE: &str = "https://api.anthropic.com";
 /// The API version header sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// Model aliases Open Interpreter accepts (spec b.9).
-const ALIASES: [(&str, &str); 4] = [
-    ("claude-3.5", "claude-3-5-sonnet-20240620"),
-    ("claude-3-5", "claude-3-5-sonnet-20240620"),
-    ("claude-3.5-sonnet", "claude-3-5-sonnet-20240620"),
-    ("claude-3-5-sonnet", "claude-3-5-sonnet-20240620"),
-];
-
 /// A resolved Messages endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnthropicEndpoint {
@@ -33,11 +25,7 @@ pub struct AnthropicEndpoint {
 pub fn anthropic_model_name(model: &str) -> String {
     let name = model.trim();
     let name = name.strip_prefix("anthropic/").unwrap_or(name);
-    ALIASES
-        .iter()
-        .find(|(alias, _)| *alias == name)
-        .map_or(name, |(_, full)| full)
-        .to_owned()
+    crate::model_table::resolve_alias(name).to_owned()
 }
 
 /// Resolves where `llm` sends Messages requests: base `llm.api_base`, `ANTHROPIC_BASE_URL` or

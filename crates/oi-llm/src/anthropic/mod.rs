@@ -19,9 +19,9 @@ pub use endpoint::{
 };
 
 use crate::capabilities::capabilities;
+use crate::capabilities::uses_tool_calls;
 use crate::convert::Mode;
 use crate::env::Env;
-use crate::models::uses_tool_calls;
 use crate::openai::DEFAULT_IDLE_TIMEOUT;
 use crate::retry::RetryPolicy;
 use crate::transport::{HttpCall, Transport};
