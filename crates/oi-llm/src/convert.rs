@@ -1,11 +1,11 @@
-//! LMC history → OpenAI chat messages (spec b.6, `convert_to_openai_messages` plus the
-//! tool-mode `process_messages`), with the listed bugs fixed: text-mode merging always uses
-//! `"\n"`, and unknown kinds or console formats are skipped instead of crashing.
+//! LMC history → the provider-neutral prompt messages (spec b.6, `convert_to_openai_messages`
+//! plus the tool-mode `process_messages`), with the listed bugs fixed: text-mode merging always
+//! uses `"\n"`, and unknown kinds or console formats are skipped instead of crashing.
 
 use oi_core::{Kind, Message, OutputSender, Recipient, Role, Templates};
-use serde_json::{Value, json};
 
-use crate::images::{IMAGE_DROPPED_NOTE, image_message};
+use crate::images::{IMAGE_DROPPED_NOTE, image_parts};
+use crate::prompt::{Part, PromptMessage, Speaker, ToolCall, ToolResult};
 use crate::schema::EXECUTE;
 
 /// How code travels: as `execute` tool calls or as fenced blocks in text.
@@ -27,45 +27,61 @@ pub const NO_OUTPUT: &str = "No output";
 /// One converted message before tool pairing / text merging.
 #[derive(Debug)]
 enum Item {
-    /// A string message.
-    Text { role: &'static str, text: String },
-    /// A message whose content is a list of parts (images).
-    Parts(Value),
+    /// System text.
+    System(String),
+    /// A text message.
+    Text { speaker: Speaker, text: String },
+    /// A message of several parts (an image and its note).
+    Parts(Vec<Part>),
     /// Tool mode: a call of `execute` with these JSON arguments.
     Call(String),
     /// Tool mode: the output of the call before it.
     Result(String),
 }
 
-fn role_name(role: Role) -> Option<&'static str> {
+fn speaker(role: Role) -> Option<Speaker> {
     match role {
-        Role::User | Role::Computer => Some("user"),
-        Role::Assistant => Some("assistant"),
-        Role::System => Some("system"),
-        Role::Server => None,
+        Role::User | Role::Computer => Some(Speaker::User),
+        Role::Assistant => Some(Speaker::Assistant),
+        Role::System | Role::Server => None,
     }
 }
 
-/// Converts history for an OpenAI-compatible request. `vision` says whether images are sent.
-pub fn to_openai_messages(
+/// Converts history: the system text (from system messages) and the messages. `vision` says
+/// whether images are sent.
+pub fn to_prompt_messages(
     messages: &[Message],
     templates: &Templates,
     mode: Mode,
     vision: bool,
-) -> Vec<Value> {
+) -> (Option<String>, Vec<PromptMessage>) {
     let last_user = messages
         .iter()
         .rposition(|m| m.role == Role::User && m.kind == Kind::Message);
-    let items: Vec<Item> = messages
+    let mut system: Option<String> = None;
+    let mut items = Vec::new();
+    let kept = messages
         .iter()
         .enumerate()
-        .filter(|(_, m)| m.recipient.is_none_or(|r| r == Recipient::Assistant))
-        .filter_map(|(i, m)| convert_one(m, Some(i) == last_user, templates, mode, vision))
-        .collect();
-    match mode {
+        .filter(|(_, m)| m.recipient.is_none_or(|r| r == Recipient::Assistant));
+    for (i, message) in kept {
+        match convert_one(message, Some(i) == last_user, templates, mode, vision) {
+            Some(Item::System(text)) => match &mut system {
+                Some(joined) => {
+                    joined.push('\n');
+                    joined.push_str(&text);
+                }
+                None => system = Some(text),
+            },
+            Some(item) => items.push(item),
+            None => {}
+        }
+    }
+    let messages = match mode {
         Mode::Tools => pair_tool_calls(items),
         Mode::Text => merge_text(items),
-    }
+    };
+    (system, messages)
 }
 
 fn convert_one(
@@ -78,7 +94,10 @@ fn convert_one(
     let text = message.text();
     match message.kind {
         Kind::Message => {
-            let role = role_name(message.role)?;
+            if message.role == Role::System {
+                return Some(Item::System(text.trim().to_owned()));
+            }
+            let speaker = speaker(message.role)?;
             let text = if message.role == Role::User
                 && (last_user || templates.always_apply_user_message_template)
             {
@@ -87,7 +106,7 @@ fn convert_one(
                 text.to_owned()
             };
             Some(Item::Text {
-                role,
+                speaker,
                 text: text.trim().to_owned(),
             })
         }
@@ -96,7 +115,7 @@ fn convert_one(
             match mode {
                 Mode::Tools => {
                     // As Python's `json.dumps({"language": …, "code": …})` writes it.
-                    let quote = |s: &str| Value::String(s.to_owned()).to_string();
+                    let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
                     Some(Item::Call(format!(
                         "{{\"language\": {}, \"code\": {}}}",
                         quote(language),
@@ -104,7 +123,7 @@ fn convert_one(
                     )))
                 }
                 Mode::Text => Some(Item::Text {
-                    role: "assistant",
+                    speaker: Speaker::Assistant,
                     text: format!("```{language}\n{text}\n```").trim().to_owned(),
                 }),
             }
@@ -123,116 +142,129 @@ fn convert_one(
                         templates.code_output_template.replace("{content}", text)
                     };
                     Some(Item::Text {
-                        role: "user",
+                        speaker: Speaker::User,
                         text: content.trim().to_owned(),
                     })
                 }
                 (Mode::Text, OutputSender::Assistant) => Some(Item::Text {
-                    role: "assistant",
+                    speaker: Speaker::Assistant,
                     text: format!("\n```output\n{text}\n```").trim().to_owned(),
                 }),
             }
         }
         Kind::Image => {
             if message.format.as_deref() == Some("description") {
-                let role = role_name(message.role)?;
+                let speaker = speaker(message.role)?;
                 return Some(Item::Text {
-                    role,
+                    speaker,
                     text: text.trim().to_owned(),
                 });
             }
             if !vision {
                 return Some(Item::Text {
-                    role: "user",
+                    speaker: Speaker::User,
                     text: IMAGE_DROPPED_NOTE.to_owned(),
                 });
             }
-            image_message(message).map(Item::Parts)
+            image_parts(message).map(Item::Parts)
         }
         Kind::File => Some(Item::Text {
-            role: "user",
+            speaker: Speaker::User,
             text: text.trim().to_owned(),
         }),
         _ => None,
     }
 }
 
-fn tool_call_message(id: &str, arguments: &str) -> Value {
-    json!({
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [{ "id": id, "type": "function", "function": { "name": EXECUTE, "arguments": arguments } }],
-    })
+fn call_message(id: &str, arguments: &str) -> PromptMessage {
+    PromptMessage {
+        speaker: Speaker::Assistant,
+        parts: vec![Part::ToolCall(ToolCall {
+            id: id.to_owned(),
+            name: EXECUTE.to_owned(),
+            arguments: arguments.to_owned(),
+        })],
+    }
 }
 
-fn tool_result_message(id: &str, content: &str) -> Value {
-    json!({ "role": "tool", "tool_call_id": id, "content": content })
+fn result_message(id: &str, content: String) -> PromptMessage {
+    PromptMessage {
+        speaker: Speaker::User,
+        parts: vec![Part::ToolResult(ToolResult {
+            call_id: id.to_owned(),
+            content,
+        })],
+    }
 }
 
 /// Tool mode: every call gets the result that follows it (or an empty one); every result
 /// gets a call before it.
-fn pair_tool_calls(items: Vec<Item>) -> Vec<Value> {
+fn pair_tool_calls(items: Vec<Item>) -> Vec<PromptMessage> {
     let mut out = Vec::new();
     let mut last_id = 0;
     let mut items = items.into_iter().peekable();
     while let Some(item) = items.next() {
         match item {
-            Item::Text { role, text } => out.push(json!({ "role": role, "content": text })),
-            Item::Parts(value) => out.push(value),
+            Item::Text { speaker, text } => out.push(PromptMessage::text(speaker, text)),
+            Item::Parts(parts) => out.push(PromptMessage {
+                speaker: Speaker::User,
+                parts,
+            }),
             Item::Call(arguments) => {
                 last_id += 1;
                 let id = format!("toolu_{last_id}");
-                out.push(tool_call_message(&id, &arguments));
-                let content = match items.peek() {
-                    Some(Item::Result(_)) => match items.next() {
-                        Some(Item::Result(content)) => content,
-                        _ => String::new(),
-                    },
+                out.push(call_message(&id, &arguments));
+                let content = match items.next_if(|next| matches!(next, Item::Result(_))) {
+                    Some(Item::Result(content)) => content,
                     _ => String::new(),
                 };
-                out.push(tool_result_message(&id, &content));
+                out.push(result_message(&id, content));
             }
             Item::Result(content) => {
                 last_id += 1;
                 let id = format!("toolu_{last_id}");
-                out.push(tool_call_message(&id, ORPHAN_ARGUMENTS));
-                out.push(tool_result_message(&id, &content));
+                out.push(call_message(&id, ORPHAN_ARGUMENTS));
+                out.push(result_message(&id, content));
             }
+            Item::System(_) => {}
         }
     }
     out
 }
 
-/// Text mode: consecutive string messages of one role become one, joined with `"\n"`.
-fn merge_text(items: Vec<Item>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    let mut open: Option<(&'static str, String)> = None;
+/// Text mode: consecutive text messages of one speaker become one, joined with `"\n"`.
+fn merge_text(items: Vec<Item>) -> Vec<PromptMessage> {
+    let mut out: Vec<PromptMessage> = Vec::new();
+    let mut open: Option<(Speaker, String)> = None;
     for item in items {
         match item {
-            Item::Text { role, text } => match &mut open {
-                Some((open_role, joined)) if *open_role == role => {
+            Item::Text { speaker, text } => match &mut open {
+                Some((open_speaker, joined)) if *open_speaker == speaker => {
                     joined.push('\n');
                     joined.push_str(&text);
                 }
                 _ => {
-                    if let Some((r, t)) = open.take() {
-                        out.push(json!({ "role": r, "content": t }));
+                    if let Some((s, t)) = open.take() {
+                        out.push(PromptMessage::text(s, t));
                     }
-                    open = Some((role, text));
+                    open = Some((speaker, text));
                 }
             },
-            Item::Parts(value) => {
-                if let Some((r, t)) = open.take() {
-                    out.push(json!({ "role": r, "content": t }));
+            Item::Parts(parts) => {
+                if let Some((s, t)) = open.take() {
+                    out.push(PromptMessage::text(s, t));
                 }
-                out.push(value);
+                out.push(PromptMessage {
+                    speaker: Speaker::User,
+                    parts,
+                });
             }
             // Calls and results only exist in tool mode.
-            Item::Call(_) | Item::Result(_) => {}
+            Item::Call(_) | Item::Result(_) | Item::System(_) => {}
         }
     }
-    if let Some((r, t)) = open.take() {
-        out.push(json!({ "role": r, "content": t }));
+    if let Some((s, t)) = open.take() {
+        out.push(PromptMessage::text(s, t));
     }
     out
 }
@@ -240,11 +272,24 @@ fn merge_text(items: Vec<Item>) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use oi_core::Settings;
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::openai_body::openai_messages;
 
     fn templates() -> Templates {
         Settings::default().templates()
+    }
+
+    /// The conversion as the OpenAI wire writes it (no system message here).
+    fn to_openai_messages(
+        messages: &[Message],
+        templates: &Templates,
+        mode: Mode,
+        vision: bool,
+    ) -> Vec<Value> {
+        let (_, converted) = to_prompt_messages(messages, templates, mode, vision);
+        openai_messages(None, &converted)
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Images in history: data URLs for vision models (spec b.6).
 
+use base64::Engine as _;
 use oi_core::{Message, Role};
-use serde_json::{Value, json};
+
+use crate::prompt::{Image, Part};
 
 /// The text added to images the computer produced.
 pub const COMPUTER_IMAGE_TEXT: &str =
@@ -10,9 +12,10 @@ pub const COMPUTER_IMAGE_TEXT: &str =
 /// What a text-only model reads where an image was left out.
 pub const IMAGE_DROPPED_NOTE: &str = "(An image was left out here: this model cannot see images.)";
 
-/// The OpenAI user message for an image message (format `base64*` or `path`), or `None` when
-/// it cannot be sent (unknown format, unreadable file).
-pub fn image_message(message: &Message) -> Option<Value> {
+/// The parts for an image message (format `base64*` or `path`): the image, then a note when
+/// the computer made it or it came from a file; `None` when it cannot be sent (unknown format,
+/// unreadable file).
+pub fn image_parts(message: &Message) -> Option<Vec<Part>> {
     let format = message.format.as_deref().unwrap_or("");
     let content = message.text().trim();
     let url = if format.starts_with("base64") {
@@ -29,12 +32,12 @@ pub fn image_message(message: &Message) -> Option<Value> {
         } else {
             extension
         };
-        format!("data:image/{extension};base64,{}", base64(&bytes))
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        format!("data:image/{extension};base64,{data}")
     } else {
         return None;
     };
-    let mut parts =
-        vec![json!({ "type": "image_url", "image_url": { "url": url, "detail": "low" } })];
+    let mut parts = vec![Part::Image(Image { url })];
     let mut text = String::new();
     if message.role == Role::Computer {
         text.push_str(COMPUTER_IMAGE_TEXT);
@@ -47,31 +50,9 @@ pub fn image_message(message: &Message) -> Option<Value> {
         text.push_str(content);
     }
     if !text.is_empty() {
-        parts.push(json!({ "type": "text", "text": text }));
+        parts.push(Part::Text(text));
     }
-    Some(json!({ "role": "user", "content": parts }))
-}
-
-/// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let b = [
-            group[0],
-            group.get(1).copied().unwrap_or(0),
-            group.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= group.len() {
-                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    Some(parts)
 }
 
 #[cfg(test)]
@@ -79,23 +60,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    fn base64_images_become_data_urls_with_the_computer_note() {
+        let message =
+            Message::new(Role::Computer, oi_core::Kind::Image, "AAAA").with_format("base64.jpeg");
+        assert_eq!(
+            image_parts(&message),
+            Some(vec![
+                Part::Image(Image {
+                    url: "data:image/jpeg;base64,AAAA".to_owned()
+                }),
+                Part::Text(COMPUTER_IMAGE_TEXT.to_owned()),
+            ])
+        );
     }
 
     #[test]
-    fn base64_images_become_data_urls() {
-        let message =
-            Message::new(Role::Computer, oi_core::Kind::Image, "AAAA").with_format("base64.jpeg");
-        let value = image_message(&message).unwrap();
+    fn files_are_read_and_encoded() {
+        let dir = std::env::temp_dir().join(format!("oi-image-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("a.jpg");
+        let _ = std::fs::write(&path, b"foobar");
+        let message = Message::new(Role::User, oi_core::Kind::Image, path.display().to_string())
+            .with_format("path");
+        let parts = image_parts(&message).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(
-            value["content"][0]["image_url"]["url"],
-            "data:image/jpeg;base64,AAAA"
+            parts.first(),
+            Some(&Part::Image(Image {
+                url: "data:image/jpeg;base64,Zm9vYmFy".to_owned()
+            }))
         );
-        assert_eq!(value["content"][1]["text"], COMPUTER_IMAGE_TEXT);
     }
 }

@@ -13,7 +13,7 @@ use crate::convert::Mode;
 use crate::endpoint::{Endpoint, resolve};
 use crate::env::Env;
 use crate::ollama;
-use crate::request::request_body;
+use crate::openai_body::request_body;
 use crate::retry::RetryPolicy;
 use crate::text::shorten;
 use crate::text_mode::TextDecoder;

@@ -9,14 +9,35 @@
 //! A tool result is never kept without the call before it.
 
 use oi_core::LlmSettings;
-use serde_json::Value;
+
+use crate::prompt::{Part, Prompt, PromptMessage};
 
 /// Tokens counted for each message's framing.
 const PER_MESSAGE: usize = 4;
 
-/// Estimated tokens of one message.
-pub fn estimate_tokens(message: &Value) -> usize {
-    PER_MESSAGE + message.to_string().chars().count().div_ceil(4)
+/// Characters of wire framing counted for each message (`{"role":…,"content":…}`).
+const MESSAGE_FRAMING: usize = 32;
+
+/// Characters of wire framing counted for a part that is not plain text.
+const PART_FRAMING: usize = 40;
+
+fn chars_to_tokens(chars: usize) -> usize {
+    chars.div_ceil(4)
+}
+
+/// Estimated tokens of one message (characters / 4, plus framing).
+pub fn estimate_tokens(message: &PromptMessage) -> usize {
+    let chars: usize = message
+        .parts
+        .iter()
+        .map(|part| match part {
+            Part::Text(text) => text.chars().count(),
+            Part::Image(image) => image.url.len() + PART_FRAMING,
+            Part::ToolCall(call) => call.name.len() + call.arguments.chars().count() + PART_FRAMING,
+            Part::ToolResult(result) => result.content.chars().count() + PART_FRAMING,
+        })
+        .sum();
+    PER_MESSAGE + chars_to_tokens(chars + MESSAGE_FRAMING)
 }
 
 /// How tokens are counted for one model.
@@ -51,75 +72,73 @@ impl Counter {
         }
     }
 
-    /// Tokens of one message: its text content counted by the tokenizer, other parts
-    /// (tool calls, images) estimated, plus the per-message framing.
-    pub fn count(&self, message: &Value) -> usize {
+    /// Tokens of `text` alone.
+    pub fn text(&self, text: &str) -> usize {
         match self {
-            Counter::Estimate => estimate_tokens(message),
-            Counter::Tiktoken(bpe) => match message["content"].as_str() {
-                Some(text) if message.get("tool_calls").is_none() => {
-                    PER_MESSAGE + bpe.encode_ordinary(text).len()
-                }
-                _ => estimate_tokens(message),
-            },
+            Counter::Estimate => chars_to_tokens(text.chars().count() + MESSAGE_FRAMING),
+            Counter::Tiktoken(bpe) => bpe.encode_ordinary(text).len(),
+        }
+    }
+
+    /// Tokens of one message: a plain text counted by the tokenizer, other parts (tool
+    /// calls, images) estimated, plus the per-message framing.
+    pub fn count(&self, message: &PromptMessage) -> usize {
+        match (self, message.as_text()) {
+            (Counter::Tiktoken(_), Some(text)) => PER_MESSAGE + self.text(text),
+            _ => estimate_tokens(message),
         }
     }
 }
 
-/// Trims `messages` to fit `llm.context_window`; unchanged when no window is known.
-pub fn trim_messages(messages: Vec<Value>, llm: &LlmSettings) -> Vec<Value> {
+/// Trims `prompt` to fit `llm.context_window`; unchanged when no window is known. Counts in
+/// `prompt.left_out` the messages left out.
+pub fn trim_prompt(prompt: &mut Prompt, llm: &LlmSettings) {
     let Some(window) = llm.context_window else {
-        return messages;
+        return;
     };
     let reserve = llm.max_tokens.map_or(0, |m| m + 25);
     let budget = usize::try_from(window.saturating_sub(reserve)).unwrap_or(usize::MAX);
-    let estimate: usize = messages.iter().map(estimate_tokens).sum();
+    let system_estimate =
+        PER_MESSAGE + chars_to_tokens(prompt.system.chars().count() + MESSAGE_FRAMING);
+    let estimate: usize =
+        system_estimate + prompt.messages.iter().map(estimate_tokens).sum::<usize>();
     if estimate.saturating_mul(10) <= budget.saturating_mul(7) {
-        return messages;
+        return;
     }
     let counter = Counter::for_model(&llm.model);
-    let count = |m: &Value| counter.count(m);
-    let total: usize = messages.iter().map(count).sum();
+    let system_cost = |system: &str| PER_MESSAGE + counter.text(system);
+    let total: usize = system_cost(&prompt.system)
+        + prompt
+            .messages
+            .iter()
+            .map(|m| counter.count(m))
+            .sum::<usize>();
     if total <= budget {
-        return messages;
+        return;
     }
-    let (system, rest): (Vec<Value>, Vec<Value>) = {
-        let mut iter = messages.into_iter().peekable();
-        let system: Vec<Value> = iter
-            .next_if(|m| m["role"] == "system")
-            .into_iter()
-            .collect();
-        (system, iter.collect())
-    };
-    let mut system = system;
-    let mut left = budget;
-    if let Some(first) = system.first_mut() {
-        let cost = count(first);
-        if cost > budget / 2 {
-            shorten_content(first, budget / 2);
-        }
-        left = left.saturating_sub(count(first));
+    if system_cost(&prompt.system) > budget / 2 {
+        shorten_text(&mut prompt.system, budget / 2);
     }
-    let mut kept: Vec<Value> = Vec::new();
-    for mut message in rest.into_iter().rev() {
-        let cost = count(&message);
+    let mut left = budget.saturating_sub(system_cost(&prompt.system));
+    let before = prompt.messages.len();
+    let mut kept: Vec<PromptMessage> = Vec::new();
+    while let Some(mut message) = prompt.messages.pop() {
+        let cost = counter.count(&message);
         if cost <= left {
             left -= cost;
             kept.push(message);
             continue;
         }
-        if message["content"].is_string()
-            && message.get("tool_calls").is_none()
-            && left > PER_MESSAGE + 16
-        {
-            shorten_content(&mut message, left);
+        if message.as_text().is_some() && left > PER_MESSAGE + 16 {
             let mut target = left;
             for _ in 0..8 {
-                if count(&message) <= left {
+                if let Some(Part::Text(text)) = message.parts.first_mut() {
+                    shorten_text(text, target);
+                }
+                if counter.count(&message) <= left {
                     break;
                 }
                 target = target * 3 / 4;
-                shorten_content(&mut message, target);
             }
             kept.push(message);
         }
@@ -127,18 +146,16 @@ pub fn trim_messages(messages: Vec<Value>, llm: &LlmSettings) -> Vec<Value> {
     }
     kept.reverse();
     // A tool result needs its call: drop results left at the front without one.
-    while kept.first().is_some_and(|m| m["role"] == "tool") {
+    let orphan = |m: &PromptMessage| m.parts.iter().all(|p| matches!(p, Part::ToolResult(_)));
+    while kept.first().is_some_and(orphan) {
         kept.remove(0);
     }
-    system.extend(kept);
-    system
+    prompt.left_out += before - kept.len();
+    prompt.messages = kept;
 }
 
-/// Shortens a string `content` from the middle (`left...right`) to about `tokens` tokens.
-fn shorten_content(message: &mut Value, tokens: usize) {
-    let Some(text) = message["content"].as_str() else {
-        return;
-    };
+/// Shortens `text` from the middle (`left...right`) to about `tokens` tokens.
+fn shorten_text(text: &mut String, tokens: usize) {
     let keep_chars = tokens.saturating_sub(PER_MESSAGE + 8) * 4;
     let chars: Vec<char> = text.chars().collect();
     if chars.len() <= keep_chars {
@@ -147,14 +164,14 @@ fn shorten_content(message: &mut Value, tokens: usize) {
     let half = keep_chars / 2;
     let left: String = chars[..half].iter().collect();
     let right: String = chars[chars.len() - half..].iter().collect();
-    message["content"] = Value::String(format!("{left}...{right}"));
+    *text = format!("{left}...{right}");
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+    use crate::convert::Mode;
+    use crate::prompt::Speaker;
 
     fn llm(window: Option<u64>) -> LlmSettings {
         LlmSettings {
@@ -164,19 +181,29 @@ mod tests {
         }
     }
 
+    fn prompt(system: &str, messages: Vec<PromptMessage>) -> Prompt {
+        Prompt {
+            system: system.to_owned(),
+            messages,
+            tools: Vec::new(),
+            mode: Mode::Text,
+            left_out: 0,
+        }
+    }
+
     #[test]
     fn untouched_without_window_or_when_it_fits() {
-        let messages = vec![
-            json!({"role": "system", "content": "s"}),
-            json!({"role": "user", "content": "hi"}),
-        ];
-        assert_eq!(trim_messages(messages.clone(), &llm(None)), messages);
-        assert_eq!(trim_messages(messages.clone(), &llm(Some(1000))), messages);
+        let original = prompt("s", vec![PromptMessage::text(Speaker::User, "hi")]);
+        let mut p = original.clone();
+        trim_prompt(&mut p, &llm(None));
+        assert_eq!(p, original);
+        trim_prompt(&mut p, &llm(Some(1000)));
+        assert_eq!(p, original);
     }
 
     #[test]
     fn counts_openai_models_with_their_tokenizer() {
-        let message = serde_json::json!({"role": "user", "content": "hello world"});
+        let message = PromptMessage::text(Speaker::User, "hello world");
         assert_eq!(
             Counter::for_model("gpt-4o").count(&message),
             PER_MESSAGE + 2
@@ -194,19 +221,30 @@ mod tests {
     #[test]
     fn keeps_system_and_newest() {
         let long = "x".repeat(4000);
-        let messages = vec![
-            json!({"role": "system", "content": "sys"}),
-            json!({"role": "user", "content": long}),
-            json!({"role": "assistant", "content": "older"}),
-            json!({"role": "user", "content": "newest"}),
-        ];
+        let mut p = prompt(
+            "sys",
+            vec![
+                PromptMessage::text(Speaker::User, long),
+                PromptMessage::text(Speaker::Assistant, "older"),
+                PromptMessage::text(Speaker::User, "newest"),
+            ],
+        );
         let settings = llm(Some(200));
-        let out = trim_messages(messages, &settings);
-        assert_eq!(out[0]["content"], "sys");
-        assert_eq!(out.last().unwrap()["content"], "newest");
+        trim_prompt(&mut p, &settings);
+        assert_eq!(p.system, "sys");
+        assert_eq!(
+            p.messages.last().and_then(PromptMessage::as_text),
+            Some("newest")
+        );
         let counter = Counter::for_model(&settings.model);
-        let total: usize = out.iter().map(|m| counter.count(m)).sum();
+        let total: usize = PER_MESSAGE
+            + counter.text(&p.system)
+            + p.messages.iter().map(|m| counter.count(m)).sum::<usize>();
         assert!(total <= 200, "{total}");
-        assert!(out[1]["content"].as_str().unwrap().contains("..."));
+        assert!(p.messages[0].as_text().is_some_and(|t| t.contains("...")));
+        assert_eq!(
+            p.left_out, 0,
+            "the boundary message was shortened, not left out"
+        );
     }
 }

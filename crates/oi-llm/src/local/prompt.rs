@@ -2,11 +2,9 @@
 //! (spec b.6, with the execution instructions appended and trimming), flattened to strings.
 
 use oi_core::ModelRequest;
-use serde_json::Value;
 
 use crate::convert::Mode;
-use crate::local_model::LOCAL_MODEL;
-use crate::request::request_body;
+use crate::prompt::{Part, Prompt, Speaker};
 
 /// One message for the chat template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,41 +17,39 @@ pub struct ChatTurn {
 
 /// The text-mode messages of `request`, trimmed to `request.llm.context_window`.
 pub fn chat_turns(request: &ModelRequest) -> Vec<ChatTurn> {
-    let body = request_body(request, LOCAL_MODEL, Mode::Text);
-    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    messages
-        .iter()
-        .filter_map(|m| {
-            let role = m.get("role").and_then(Value::as_str)?;
-            Some(ChatTurn {
-                role: role.to_owned(),
-                content: flatten(m.get("content")?),
-            })
-        })
-        .collect()
+    let prompt = Prompt::build(request, Mode::Text);
+    let mut turns = Vec::with_capacity(prompt.messages.len() + 1);
+    if !prompt.system.is_empty() {
+        turns.push(ChatTurn {
+            role: "system".to_owned(),
+            content: prompt.system,
+        });
+    }
+    for message in prompt.messages {
+        let role = match message.speaker {
+            Speaker::User => "user",
+            Speaker::Assistant => "assistant",
+        };
+        turns.push(ChatTurn {
+            role: role.to_owned(),
+            content: flatten(&message.parts),
+        });
+    }
+    turns
 }
 
-/// A content string, or the text parts of a part list (images become a short note: the
-/// embedded model reads no images).
-fn flatten(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .map(|part| match part.get("type").and_then(Value::as_str) {
-                Some("text") => part
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                _ => "[an image the model cannot see]".to_owned(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
+/// The text of the parts (images become a short note: the embedded model reads no images).
+fn flatten(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .map(|part| match part {
+            Part::Text(text) => text.as_str(),
+            Part::ToolResult(result) => result.content.as_str(),
+            Part::ToolCall(call) => call.arguments.as_str(),
+            Part::Image(_) => "[an image the model cannot see]",
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
