@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::Parser;
 use oi_core::Settings;
 use oi_server::{InterruptMode, ServerConfig};
@@ -86,6 +85,26 @@ struct Args {
     /// Seconds after which an unconnected, idle session is reaped.
     #[arg(long = "session-idle-timeout")]
     session_idle_timeout: Option<u64>,
+    /// Another name (NAME or NAME:PORT) clients may use in Host and Origin; repeatable
+    /// (adds to INTERPRETER_ALLOWED_HOSTS).
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    allowed_host: Vec<String>,
+    /// Serve beyond loopback without INTERPRETER_API_KEY (anyone who can reach the port can
+    /// run code).
+    #[arg(long = "insecure-no-key")]
+    insecure_no_key: bool,
+    /// The most connections open at once; more get HTTP 503 (default 4096).
+    #[arg(long = "max-connections")]
+    max_connections: Option<usize>,
+    /// Seconds a client has to send a request's headers (default 10).
+    #[arg(long = "header-timeout")]
+    header_timeout: Option<u64>,
+    /// Largest WebSocket message, and largest user message, in bytes (default 16 MiB).
+    #[arg(long = "max-message-bytes")]
+    max_message_bytes: Option<usize>,
+    /// Most bytes of a session's input waiting for its `end` (default 32 MiB).
+    #[arg(long = "max-pending-bytes")]
+    max_pending_bytes: Option<usize>,
 }
 
 impl Args {
@@ -145,6 +164,22 @@ impl Args {
         if let Some(secs) = self.session_idle_timeout {
             config.session_idle_timeout = Duration::from_secs(secs);
         }
+        config
+            .allowed_hosts
+            .extend(self.allowed_host.iter().cloned());
+        config.insecure_no_key |= self.insecure_no_key;
+        if let Some(n) = self.max_connections {
+            config.max_connections = n;
+        }
+        if let Some(secs) = self.header_timeout {
+            config.header_read_timeout = Duration::from_secs(secs);
+        }
+        if let Some(n) = self.max_message_bytes {
+            config.max_frame_bytes = n;
+        }
+        if let Some(n) = self.max_pending_bytes {
+            config.max_pending_bytes = n;
+        }
         Ok(config)
     }
 }
@@ -153,8 +188,7 @@ impl Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let config = args.config()?;
-    oi_server::run(config, args.settings(), oi_server::shutdown_signal())
-        .await
-        .context("the server stopped with an error")?;
+    // The error already says what went wrong and what to do (one line).
+    oi_server::run(config, args.settings(), oi_server::shutdown_signal()).await?;
     Ok(())
 }

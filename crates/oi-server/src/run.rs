@@ -46,13 +46,15 @@ pub async fn run(
         .map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot listen on {host}:{port}: {e}"))
         })?;
-    if host == "0.0.0.0" {
-        eprintln!("Warning: Using host `0.0.0.0` will expose oi over your local network.");
-    }
-    if config.api_key.is_none() && host != "127.0.0.1" && host != "localhost" {
-        eprintln!(
-            "Warning: INTERPRETER_API_KEY is not set: anyone who can reach this port can run code."
-        );
+    let bound = listener.local_addr()?;
+    let exposed = crate::exposure::check(bound, config.api_key.is_some(), config.insecure_no_key)
+        .map_err(|e| {
+        std::io::Error::new(std::io::ErrorKind::PermissionDenied, e.to_string())
+    })?;
+    if let Some(warning) = exposed {
+        eprintln!("{warning}");
+    } else if !bound.ip().is_loopback() {
+        eprintln!("Note: oi is exposed beyond this machine on {bound}; clients need the key.");
     }
     eprintln!(
         "Server will run at http://{host}:{}",
