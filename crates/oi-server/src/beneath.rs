@@ -182,8 +182,10 @@ fn open_beneath(root: BorrowedFd<'_>, parts: &[&OsStr], flags: OFlags) -> Result
         return rustix::fs::openat(root, ".", DIR_FLAGS, Mode::empty());
     }
     match open_atomically(root, parts, flags | OFlags::NOFOLLOW) {
+        // "Not a directory" is also how a link in the way is reported with `O_DIRECTORY`: the
+        // walk tells the two apart (and is as safe).
+        Some(Err(Errno::NOTDIR)) | None => open_by_walking(root, parts, flags, false),
         Some(result) => result,
-        None => open_by_walking(root, parts, flags, false),
     }
 }
 

@@ -41,10 +41,13 @@ fn at_capacity() -> Vec<u8> {
 }
 
 /// How many over-the-cap connections are answered at once (the rest are closed unanswered).
-const MAX_REFUSALS_IN_FLIGHT: usize = 64;
+const MAX_REFUSALS_IN_FLIGHT: usize = 256;
 
-/// How long an over-the-cap connection is kept to deliver the 503 before it is closed.
+/// How long an over-the-cap connection is kept at most to deliver the 503.
 const REFUSAL_LINGER: Duration = Duration::from_millis(500);
+
+/// After the 503, how long the client may stay silent before the socket is closed.
+const REFUSAL_QUIET: Duration = Duration::from_millis(50);
 
 /// A socket that holds its connection slot until it is dropped.
 struct Counted {
@@ -98,8 +101,14 @@ async fn refuse(mut stream: TcpStream, _slot: OwnedSemaphorePermit) {
     let answer = async {
         stream.write_all(&at_capacity()).await?;
         stream.shutdown().await?;
+        // Closing with unread input would send a reset that can destroy the answer: read
+        // what the client sent until it goes quiet.
         let mut sink = [0u8; 1024];
-        while stream.read(&mut sink).await? > 0 {}
+        while let Ok(read) = tokio::time::timeout(REFUSAL_QUIET, stream.read(&mut sink)).await {
+            if read? == 0 {
+                break;
+            }
+        }
         io::Result::Ok(())
     };
     let _ = tokio::time::timeout(REFUSAL_LINGER, answer).await;

@@ -56,11 +56,10 @@ pub async fn run(
     } else if !bound.ip().is_loopback() {
         eprintln!("Note: oi is exposed beyond this machine on {bound}; clients need the key.");
     }
-    eprintln!(
-        "Server will run at http://{host}:{}",
-        listener.local_addr()?.port()
-    );
-    crate::serve(listener, AppState::new(config, factory), shutdown).await
+    // Built (the working directory opened) before clients can know the server is up.
+    let state = AppState::new(config, factory);
+    eprintln!("Server will run at http://{host}:{}", bound.port());
+    crate::serve(listener, state, shutdown).await
 }
 
 /// Resolves on SIGINT or SIGTERM.
