@@ -230,6 +230,14 @@ pub struct Args {
     /// With --server: port to bind (default INTERPRETER_PORT or 8000).
     #[arg(long = "port", requires = "server")]
     pub port: Option<u16>,
+    /// With --server: another name (NAME or NAME:PORT) clients may use in Host and Origin;
+    /// repeatable (adds to INTERPRETER_ALLOWED_HOSTS).
+    #[arg(long = "allowed_host", value_name = "NAME", requires = "server")]
+    pub allowed_host: Vec<String>,
+    /// With --server: serve beyond loopback without INTERPRETER_API_KEY (anyone who can reach
+    /// the port can run code).
+    #[arg(long = "insecure_no_key", requires = "server")]
+    pub insecure_no_key: bool,
 
     /// Print the version and exit.
     #[arg(long = "version")]
