@@ -88,7 +88,9 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         if let Some(port) = args.port {
             config.port = port;
         }
-        config.allowed_hosts.extend(args.allowed_host.iter().cloned());
+        config
+            .allowed_hosts
+            .extend(args.allowed_host.iter().cloned());
         config.insecure_no_key |= args.insecure_no_key;
         config.sandbox = cli.sandbox.clone();
         config.limits = cli.limits;
