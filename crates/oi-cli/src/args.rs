@@ -172,6 +172,9 @@ pub struct Args {
     /// When the kernel cannot enforce the sandbox, run unsandboxed (saying so) instead of refusing.
     #[arg(long = "sandbox_fallback")]
     pub sandbox_fallback: bool,
+    /// Let the code see this environment variable although oi withholds it (oi's own keys always, provider keys under a sandbox); repeatable.
+    #[arg(long = "pass_env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Most processes a language session may have at once.
     #[arg(long = "max_processes")]
     pub max_processes: Option<u32>,

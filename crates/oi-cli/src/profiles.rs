@@ -89,6 +89,8 @@ pub struct Profile {
     hard_deny: Option<bool>,
     sandbox: Option<SandboxSpec>,
     limits: Option<ResourceLimits>,
+    /// Variables the code may see although oi withholds them (`--pass_env`).
+    pass_env: Option<Vec<String>>,
     /// The original's `wtf` command settings: accepted and ignored.
     wtf: Option<serde_norway::Value>,
 }
@@ -220,6 +222,11 @@ impl Profile {
             None => {}
         }
         set(&mut cli.limits, self.limits);
+        for name in self.pass_env.unwrap_or_default() {
+            if !cli.sandbox.pass_env.contains(&name) {
+                cli.sandbox.pass_env.push(name);
+            }
+        }
         set(&mut cli.highlight_active_line, self.highlight_active_line);
     }
 }

@@ -99,6 +99,32 @@ impl Secrets {
     }
 }
 
+/// The variable that holds the server's key.
+pub const SERVER_KEY_VAR: &str = "INTERPRETER_API_KEY";
+
+impl Secrets {
+    /// oi's usual secrets: [`SERVER_KEY_VAR`] and `key_vars` (the variables oi reads model
+    /// keys from) by name, their values (looked up with `lookup`) wherever else they appear,
+    /// and the configured `model_key` (`--api_key`, a profile's `api_key`) by value.
+    pub fn of_oi<'a>(
+        model_key: Option<&str>,
+        key_vars: impl IntoIterator<Item = &'a str>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Secrets {
+        let mut secrets = Secrets::new();
+        for name in std::iter::once(SERVER_KEY_VAR).chain(key_vars) {
+            secrets = secrets.with_name(name);
+            if let Some(value) = lookup(name) {
+                secrets = secrets.with_value(value);
+            }
+        }
+        if let Some(key) = model_key {
+            secrets = secrets.with_value(key);
+        }
+        secrets
+    }
+}
+
 /// Whether `name` looks like a provider or cloud credential.
 pub fn is_provider_key(name: &str) -> bool {
     PROVIDER_KEY_VARS.contains(&name) || PROVIDER_KEY_SUFFIXES.iter().any(|s| name.ends_with(s))
@@ -205,6 +231,16 @@ mod tests {
             names(&passing.environment(base(), &[])),
             ["PATH", "OPENAI_API_KEY", "GROQ_API_KEY", "SHLVL"]
         );
+    }
+
+    #[test]
+    fn oi_secrets_cover_the_server_key_and_the_model_key_by_name_and_value() {
+        let lookup = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-env-key-123".to_owned());
+        let secrets = Secrets::of_oi(Some("sk-flag-key-456"), ["OPENAI_API_KEY"], lookup);
+        assert_eq!(secrets.names(), ["INTERPRETER_API_KEY", "OPENAI_API_KEY"]);
+        assert!(secrets.covers("COPY".as_ref(), "sk-env-key-123".as_ref()));
+        assert!(secrets.covers("OTHER".as_ref(), "sk-flag-key-456".as_ref()));
+        assert!(!secrets.covers("OTHER".as_ref(), "something-else".as_ref()));
     }
 
     #[test]

@@ -54,7 +54,8 @@ mod shell;
 mod unit;
 
 pub use environment::{
-    MIN_SECRET_VALUE_LEN, PROVIDER_KEY_SUFFIXES, PROVIDER_KEY_VARS, Secrets, is_provider_key,
+    MIN_SECRET_VALUE_LEN, PROVIDER_KEY_SUFFIXES, PROVIDER_KEY_VARS, SERVER_KEY_VAR, Secrets,
+    is_provider_key,
 };
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;

@@ -128,6 +128,26 @@ impl SandboxPolicy {
         self
     }
 
+    /// A warning when `workspace` mode's directory is the home directory or `/` (code may then
+    /// write nearly everywhere the user can), or `None`.
+    pub fn broad_workspace_warning(&self) -> Option<String> {
+        if self.mode != SandboxMode::Workspace {
+            return None;
+        }
+        let workspace = crate::protected::canonical(&self.workspace);
+        let home = std::env::var_os("HOME").map(|h| crate::protected::canonical(h.as_ref()));
+        let what = if workspace == std::path::Path::new("/") {
+            "the whole file system (/)".to_owned()
+        } else if home.as_ref() == Some(&workspace) {
+            format!("your home directory ({})", workspace.display())
+        } else {
+            return None;
+        };
+        Some(format!(
+            "warning: the sandbox's workspace is {what}: code may write anywhere in it except oi's own configuration and conversations. Start oi in a project directory to confine the code to it."
+        ))
+    }
+
     /// Whether the policy restricts anything at all.
     pub fn restricts(&self) -> bool {
         self.mode != SandboxMode::Off || !self.network
@@ -340,6 +360,19 @@ mod tests {
         assert!(
             !server.is_loosened_by(&SandboxPolicy::new(SandboxMode::ReadOnly).with_network(false))
         );
+    }
+
+    #[test]
+    fn a_home_or_root_workspace_is_warned_about() {
+        let root = SandboxPolicy::new(SandboxMode::Workspace).with_workspace("/");
+        assert!(
+            root.broad_workspace_warning()
+                .is_some_and(|w| w.contains("(/)"))
+        );
+        let tmp = SandboxPolicy::new(SandboxMode::Workspace).with_workspace("/tmp");
+        assert_eq!(tmp.broad_workspace_warning(), None);
+        let readonly = SandboxPolicy::new(SandboxMode::ReadOnly).with_workspace("/");
+        assert_eq!(readonly.broad_workspace_warning(), None);
     }
 
     #[test]

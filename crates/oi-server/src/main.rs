@@ -67,6 +67,9 @@ struct Args {
     /// When the kernel cannot enforce the sandbox, run unsandboxed (saying so) instead of refusing.
     #[arg(long = "sandbox-fallback")]
     sandbox_fallback: bool,
+    /// Let the code see this environment variable although oi withholds it (oi's own keys always, provider keys under a sandbox); repeatable.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
     /// Most processes a language session may have at once.
     #[arg(long = "max-processes")]
     max_processes: Option<u32>,
@@ -158,6 +161,9 @@ impl Args {
             config.sandbox.network = false;
         }
         config.sandbox.allow_unsandboxed_fallback |= self.sandbox_fallback;
+        for name in &self.pass_env {
+            config.sandbox = config.sandbox.with_pass_env(name.clone());
+        }
         config.limits.max_processes = self.max_processes;
         config.limits.max_memory_bytes = self.max_memory;
         config.limits.max_cpu_seconds = self.max_cpu_seconds;

@@ -33,11 +33,30 @@ pub async fn run(
     // HTTP client's connection pool is shared.
     let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
         .unwrap_or_else(oi_llm::unavailable);
+    if let Some(warning) = sandbox.broad_workspace_warning() {
+        eprintln!("sandbox: {warning}");
+    }
+    // What no session's code may see or write: the server's and the model's keys, oi's
+    // conversations.
+    let key_vars = oi_llm::env::KNOWN_VARS
+        .into_iter()
+        .filter(|name| name.ends_with("_API_KEY"));
+    let mut secrets =
+        oi_computer::Secrets::of_oi(settings.llm.api_key.as_deref(), key_vars, |name| {
+            std::env::var(name).ok()
+        });
+    if let Some(key) = &config.api_key {
+        secrets = secrets.with_value(key.clone());
+    }
+    let conversations = settings.conversations_dir();
     let factory: InterpreterFactory = Arc::new(move || {
-        let mut computer = oi_computer::LocalComputer::new().with_limits(limits);
-        if sandbox.restricts() {
-            computer = computer.with_sandbox_support(sandbox.clone(), support);
+        let mut computer = oi_computer::LocalComputer::new()
+            .with_limits(limits)
+            .with_secrets(secrets.clone());
+        if let Some(dir) = &conversations {
+            computer = computer.with_protected_dir(dir.clone());
         }
+        let computer = computer.with_sandbox_support(sandbox.clone(), support);
         Interpreter::new(settings.clone(), model.clone(), Arc::new(computer))
     });
     let (host, port) = (config.host.clone(), config.port);
