@@ -13,6 +13,7 @@
 //! sandbox (`--sandbox`) is the wall.
 
 mod allow;
+mod escapes;
 mod foreign;
 mod places;
 mod programs;

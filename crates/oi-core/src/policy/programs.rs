@@ -3,8 +3,12 @@
 //! that destroy data are checked against the protected places.
 
 use super::places::{self, Harm};
-use super::shell::{Output, Walker, unescape_c};
-use super::word::Field;
+mod fan_out;
+mod printing;
+mod runners;
+
+use super::shell::{Output, Walker};
+use super::word::{Field, Seg};
 
 /// Shells: `-c` takes a script, no script means standard input.
 const SHELLS: &[&str] = &[
@@ -128,7 +132,7 @@ pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output 
         return inspect(w, &args[at..], stdin);
     }
     match name.as_str() {
-        "env" => env(w, args, stdin),
+        "env" => runners::env(w, args, stdin),
         "timeout" => {
             let at = after_options(args, &["-s", "-k", "--signal", "--kill-after"]);
             inspect(w, args.get(at + 1..).unwrap_or(&[]), stdin)
@@ -165,11 +169,11 @@ pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output 
             w.nested_shell(&script, &[])
         }
         "source" | "." => {
-            run_file(w, &name, args.first(), stdin);
+            runners::run_file(w, &name, args.first(), stdin);
             Output::Unknown
         }
-        "xargs" => xargs(w, args, stdin),
-        "find" => find(w, args),
+        "xargs" => fan_out::xargs(w, args, stdin),
+        "find" => fan_out::find(w, args),
         "rm" => {
             remove(w, args);
             Output::Unknown
@@ -198,8 +202,8 @@ pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output 
             }
             passed_on(stdin)
         }
-        "echo" => echo(args),
-        "printf" => printf(args),
+        "echo" => printing::echo(args),
+        "printf" => printing::printf(args),
         "mktemp" => Output::Literal("/tmp/tmp.oi-mktemp\n".to_owned()),
         "pwd" => match w.cwd() {
             Some(cwd) => Output::Literal(format!("{cwd}\n")),
@@ -234,13 +238,13 @@ pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output 
             w.block(format!("it formats or repartitions a disk (`{name}`)"));
             Output::Unknown
         }
-        _ if SHELLS.contains(&name.as_str()) => shell(w, &name, args, stdin),
+        _ if SHELLS.contains(&name.as_str()) => runners::shell(w, &name, args, stdin),
         _ if is_python(&name) => {
-            python(w, &name, args, stdin);
+            runners::python(w, &name, args, stdin);
             Output::Unknown
         }
         _ if INTERPRETERS.contains(&name.as_str()) => {
-            interpreter(w, &name, args, stdin);
+            runners::interpreter(w, &name, args, stdin);
             Output::Unknown
         }
         _ if is_decoder(&name, args) => Output::Decoded,
@@ -294,7 +298,7 @@ fn is_decoder(name: &str, args: &[Field]) -> bool {
 
 fn is_option(field: &Field) -> bool {
     match field.segs.first() {
-        Some(super::word::Seg::Lit(text)) => text.starts_with('-') && text.len() > 1,
+        Some(Seg::Lit(text)) => text.starts_with('-') && text.len() > 1,
         _ => false,
     }
 }
@@ -340,7 +344,7 @@ fn join_fields(args: &[Field]) -> Field {
     let mut joined = Field::default();
     for (n, arg) in args.iter().enumerate() {
         if n > 0 {
-            joined.segs.push(super::word::Seg::Lit(" ".into()));
+            joined.segs.push(Seg::Lit(" ".into()));
         }
         joined.segs.extend(arg.segs.iter().cloned());
     }
@@ -351,7 +355,7 @@ fn join_fields(args: &[Field]) -> Field {
 fn strip_field_prefix(field: &Field, prefix: &str) -> Option<Field> {
     let mut segs = field.segs.clone();
     match segs.first_mut() {
-        Some(super::word::Seg::Lit(text)) if text.starts_with(prefix) => {
+        Some(Seg::Lit(text)) if text.starts_with(prefix) => {
             *text = text[prefix.len()..].to_owned();
             Some(Field { segs })
         }
@@ -489,426 +493,4 @@ fn disk_write(w: &mut Walker, target: &Field, how: &str) {
             target.shown()
         ));
     }
-}
-
-/// `env [-i] [-u NAME] [NAME=VALUE]… [-S STRING] CMD …`.
-fn env(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
-    if let Some(split) = option_value(args, &["-S", "--split-string"]) {
-        return w.nested_shell(&split, &[]);
-    }
-    let mut at = after_options(args, &["-u", "-C", "--unset", "--chdir"]);
-    while args
-        .get(at)
-        .and_then(Field::known)
-        .is_some_and(|t| t.contains('=') && !t.starts_with('='))
-    {
-        at += 1;
-    }
-    inspect(w, &args[at..], stdin)
-}
-
-/// `bash -c SCRIPT`, `bash` reading its input, `bash FILE`.
-fn shell(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) -> Output {
-    let mut at = 0;
-    let mut command_mode = false;
-    while let Some(arg) = args.get(at) {
-        let Some(text) = arg.known() else { break };
-        if text == "--" || text == "-" {
-            at += 1;
-            break;
-        }
-        if !(text.starts_with('-') || text.starts_with('+')) {
-            break;
-        }
-        at += 1;
-        if matches!(
-            text.as_str(),
-            "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file"
-        ) {
-            at += 1;
-        } else if !text.starts_with("--") && text.contains('c') {
-            command_mode = true;
-        }
-    }
-    let rest = args.get(at..).unwrap_or(&[]);
-    if command_mode {
-        let Some((script, positional)) = rest.split_first() else {
-            return Output::Unknown;
-        };
-        if script.decoded() {
-            w.block(format!(
-                "it runs decoded code with {name} -c (an encoded payload oi cannot read)"
-            ));
-            return Output::Unknown;
-        }
-        return w.nested_shell(script, positional);
-    }
-    match rest.first() {
-        None => run_stdin(w, name, stdin, Language::Shell),
-        Some(file) => run_file(w, name, Some(file), stdin),
-    }
-    Output::Unknown
-}
-
-/// What a program reading code from its standard input is fed.
-#[derive(Clone, Copy)]
-enum Language {
-    Shell,
-    Python,
-    Other,
-}
-
-fn run_stdin(w: &mut Walker, name: &str, stdin: &Output, language: Language) {
-    match stdin {
-        Output::Decoded => w.block(format!(
-            "it pipes decoded data into {name} (an encoded payload oi cannot read)"
-        )),
-        Output::Literal(text) => {
-            let field = Field::lit(text);
-            match language {
-                Language::Shell => {
-                    w.nested_shell(&field, &[]);
-                }
-                Language::Python => w.nested_python(&field),
-                Language::Other => w.nested_foreign(&field),
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `source FILE`, `bash FILE`: blocked when the file is decoded data (`<(… | base64 -d)`).
-fn run_file(w: &mut Walker, name: &str, file: Option<&Field>, stdin: &Output) {
-    let Some(file) = file else { return };
-    if file.decoded() {
-        w.block(format!(
-            "it runs decoded code with {name} (an encoded payload oi cannot read)"
-        ));
-    } else if file.is("/dev/stdin") || file.is("-") {
-        run_stdin(w, name, stdin, Language::Shell);
-    }
-}
-
-/// `python -c CODE`, `python` reading its input.
-fn python(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
-    if let Some(code) = option_value(args, &["-c"]) {
-        if code.decoded() {
-            w.block(format!(
-                "it runs decoded code with {name} -c (an encoded payload oi cannot read)"
-            ));
-        } else {
-            w.nested_python(&code);
-        }
-        return;
-    }
-    let at = after_options(args, &["-W", "-X", "-m"]);
-    match args.get(at) {
-        None => run_stdin(w, name, stdin, Language::Python),
-        Some(file) if file.is("-") || file.is("/dev/stdin") => {
-            run_stdin(w, name, stdin, Language::Python);
-        }
-        Some(file) if file.decoded() => w.block(format!(
-            "it runs decoded code with {name} (an encoded payload oi cannot read)"
-        )),
-        Some(_) => {}
-    }
-}
-
-/// `perl -e CODE`, `node -e CODE`, …: the shell commands in its strings.
-fn interpreter(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
-    let code = option_value(
-        args,
-        &[
-            "-e", "-E", "-c", "-r", "--eval", "-Command", "-command", "-p",
-        ],
-    );
-    match code {
-        Some(code) if code.decoded() => w.block(format!(
-            "it runs decoded code with {name} (an encoded payload oi cannot read)"
-        )),
-        Some(code) => w.nested_foreign(&code),
-        None if args.iter().all(is_option) => run_stdin(w, name, stdin, Language::Other),
-        None => {}
-    }
-}
-
-/// `xargs [options] CMD ARGS…`: the command gets what the previous stage printed.
-fn xargs(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
-    let with_value = [
-        "-d",
-        "-n",
-        "-L",
-        "-l",
-        "-P",
-        "-I",
-        "-s",
-        "-E",
-        "-e",
-        "-a",
-        "--delimiter",
-        "--max-args",
-        "--max-lines",
-        "--max-procs",
-        "--max-chars",
-        "--eof",
-        "--arg-file",
-        "--replace",
-    ];
-    let replace = option_value(args, &["-I", "--replace"])
-        .and_then(|f| f.known())
-        .or_else(|| {
-            args.iter()
-                .any(|a| a.is("-i") || a.is("--replace"))
-                .then(|| "{}".to_owned())
-        });
-    let from_file = option_value(args, &["-a", "--arg-file"]).is_some();
-    let at = after_options(args, &with_value);
-    let mut command: Vec<Field> = args[at..].to_vec();
-    if command.is_empty() {
-        command.push(Field::lit("echo"));
-    }
-    let items: Vec<Field> = match stdin {
-        _ if from_file => vec![Field::unknown("<xargs input>", false)],
-        Output::Literal(text) => text.split_whitespace().map(Field::lit).collect(),
-        Output::Found(pattern) => vec![Field::lit(pattern)],
-        Output::Decoded => vec![Field::unknown("<decoded input>", true)],
-        _ => vec![Field::unknown("<xargs input>", false)],
-    };
-    match replace {
-        Some(token) => {
-            for item in &items {
-                let argv: Vec<Field> = command
-                    .iter()
-                    .map(|f| substitute(f, &token, item))
-                    .collect();
-                inspect(w, &argv, &Output::Nothing);
-            }
-        }
-        None => {
-            command.extend(items);
-            inspect(w, &command, &Output::Nothing);
-        }
-    }
-    Output::Unknown
-}
-
-/// `field` with every `token` in its known text replaced by `value`.
-fn substitute(field: &Field, token: &str, value: &Field) -> Field {
-    let mut out = Field::default();
-    for seg in &field.segs {
-        match seg {
-            super::word::Seg::Lit(text) if text.contains(token) => {
-                let mut pieces = text.split(token).peekable();
-                while let Some(piece) = pieces.next() {
-                    if !piece.is_empty() {
-                        out.segs.push(super::word::Seg::Lit(piece.to_owned()));
-                    }
-                    if pieces.peek().is_some() {
-                        out.segs.extend(value.segs.iter().cloned());
-                    }
-                }
-            }
-            other => out.segs.push(other.clone()),
-        }
-    }
-    out
-}
-
-/// Tests that narrow what `find` matches (so `find . -name '*.pyc' -delete` is ordinary).
-const FIND_NARROWING: &[&str] = &[
-    "-path",
-    "-ipath",
-    "-wholename",
-    "-iwholename",
-    "-regex",
-    "-iregex",
-    "-lname",
-    "-ilname",
-    "-inum",
-    "-samefile",
-    "-newer",
-    "-empty",
-    "-size",
-    "-mtime",
-    "-mmin",
-    "-atime",
-    "-amin",
-    "-ctime",
-    "-cmin",
-    "-user",
-    "-group",
-    "-uid",
-    "-gid",
-    "-perm",
-    "-links",
-    "-anewer",
-    "-cnewer",
-    "-newermt",
-    "-used",
-];
-
-/// `find ROOTS… EXPRESSION`: `-delete` and `-exec CMD {}` act on what it matches.
-fn find(w: &mut Walker, args: &[Field]) -> Output {
-    let starts_expression = |f: &Field| {
-        f.known()
-            .is_some_and(|t| (t.starts_with('-') && t.len() > 1) || t == "(" || t == "!")
-    };
-    let split = args
-        .iter()
-        .position(starts_expression)
-        .unwrap_or(args.len());
-    let mut roots: Vec<Field> = args[..split].to_vec();
-    if roots.is_empty() {
-        roots.push(Field::lit("."));
-    }
-    let expression = &args[split..];
-    let mut name: Option<String> = None;
-    let mut narrowed = false;
-    let mut delete = false;
-    let mut execs: Vec<Vec<Field>> = Vec::new();
-    let mut at = 0;
-    while let Some(arg) = expression.get(at) {
-        let text = arg.known().unwrap_or_default();
-        at += 1;
-        match text.as_str() {
-            "-delete" => delete = true,
-            "-name" | "-iname" => {
-                if let Some(pattern) = expression.get(at).and_then(Field::known) {
-                    if !places::wildcard_all(&pattern) {
-                        name = Some(pattern);
-                        narrowed = true;
-                    }
-                }
-                at += 1;
-            }
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let end = expression[at..]
-                    .iter()
-                    .position(|f| f.is(";") || f.is("+"))
-                    .map_or(expression.len(), |p| at + p);
-                execs.push(expression[at..end].to_vec());
-                at = end + 1;
-            }
-            t if FIND_NARROWING.contains(&t) => {
-                narrowed = true;
-                at += 1;
-            }
-            _ => {}
-        }
-    }
-    let mut found = String::new();
-    for root in &roots {
-        let root_text = root.pattern_text();
-        let matched = if narrowed {
-            let leaf = name.clone().unwrap_or_else(|| "\u{2}match".to_owned());
-            format!("{}/**/{leaf}", root_text.trim_end_matches('/'))
-        } else {
-            root_text
-        };
-        let matched_field = Field::lit(&matched);
-        if delete {
-            let shown = |_: &Field| format!("find {} … -delete", root.shown());
-            delete_targets(w, &[&matched_field], &shown);
-        }
-        for exec in &execs {
-            let argv: Vec<Field> = exec
-                .iter()
-                .map(|f| substitute(f, "{}", &matched_field))
-                .collect();
-            inspect(w, &argv, &Output::Nothing);
-        }
-        found = matched;
-    }
-    if delete || !execs.is_empty() {
-        Output::Unknown
-    } else {
-        Output::Found(found)
-    }
-}
-
-/// `echo [-neE] ARGS…`: its output when every argument is known.
-fn echo(args: &[Field]) -> Output {
-    let mut escapes = false;
-    let mut newline = true;
-    let mut at = 0;
-    while let Some(text) = args.get(at).and_then(Field::known) {
-        let flags = text
-            .strip_prefix('-')
-            .filter(|f| !f.is_empty() && f.chars().all(|c| "neE".contains(c)));
-        let Some(flags) = flags else { break };
-        newline &= !flags.contains('n');
-        if flags.contains('e') {
-            escapes = true;
-        }
-        if flags.contains('E') {
-            escapes = false;
-        }
-        at += 1;
-    }
-    let rest = &args[at..];
-    if rest.iter().any(Field::decoded) {
-        return Output::Decoded;
-    }
-    let Some(words) = rest
-        .iter()
-        .map(Field::known)
-        .collect::<Option<Vec<String>>>()
-    else {
-        return Output::Unknown;
-    };
-    let text = words.join(" ");
-    let text = if escapes { unescape_c(&text) } else { text };
-    Output::Literal(if newline { format!("{text}\n") } else { text })
-}
-
-/// `printf FORMAT ARGS…` with `%s`, `%b`, `%d`, `%%` and escapes: its output when known.
-fn printf(args: &[Field]) -> Output {
-    if args.iter().any(Field::decoded) {
-        return Output::Decoded;
-    }
-    let Some(texts) = args
-        .iter()
-        .map(Field::known)
-        .collect::<Option<Vec<String>>>()
-    else {
-        return Output::Unknown;
-    };
-    let Some((format, values)) = texts.split_first() else {
-        return Output::Unknown;
-    };
-    if format == "-v" {
-        return Output::Unknown;
-    }
-    let mut values = values.iter();
-    let mut out = String::new();
-    loop {
-        let mut chars = unescape_c(format)
-            .chars()
-            .collect::<Vec<char>>()
-            .into_iter()
-            .peekable();
-        let mut used = false;
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('%') => out.push('%'),
-                Some('s' | 'd' | 'i' | 'u') => {
-                    used = true;
-                    out.push_str(values.next().map_or("", String::as_str));
-                }
-                Some('b') => {
-                    used = true;
-                    out.push_str(&unescape_c(values.next().map_or("", String::as_str)));
-                }
-                _ => return Output::Unknown,
-            }
-        }
-        if !used || values.len() == 0 {
-            break;
-        }
-    }
-    Output::Literal(out)
 }
