@@ -47,6 +47,9 @@ pub(crate) fn read(scan: &mut Scan, source: &str) {
         return;
     };
     let root = tree.root_node();
+    if scan.too_deep(root) {
+        return;
+    }
     let mut reader = Reader {
         scan,
         src: source,

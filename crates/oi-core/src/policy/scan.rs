@@ -11,6 +11,10 @@ use super::{foreign, python};
 /// blocks the block.
 const MAX_DEPTH: usize = 8;
 
+/// How deeply a syntax tree may nest (subshells, substitutions, parentheses) before oi blocks
+/// the block instead of reading it (its readers recurse along the tree).
+const MAX_TREE_DEPTH: usize = 100;
+
 /// How many commands one block may have before oi gives up reading it and blocks it.
 const MAX_STEPS: usize = 100_000;
 
@@ -108,6 +112,30 @@ impl<'p> Scan<'p> {
         }
         foreign::read(self, source);
         self.depth -= 1;
+    }
+
+    /// Blocks (and returns true) when the tree under `root` nests deeper than oi reads.
+    pub(crate) fn too_deep(&mut self, root: tree_sitter::Node) -> bool {
+        let mut cursor = root.walk();
+        let mut depth = 0;
+        loop {
+            if depth > MAX_TREE_DEPTH {
+                self.block(format!(
+                    "it nests more than {MAX_TREE_DEPTH} levels deep, too deep for oi to check"
+                ));
+                return true;
+            }
+            if cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if depth == 0 || !cursor.goto_parent() {
+                    return false;
+                }
+                depth -= 1;
+            }
+        }
     }
 
     fn enter(&mut self) -> bool {

@@ -103,6 +103,9 @@ pub(crate) fn read(scan: &mut Scan, source: &str, env: Env) -> Output {
         scan.block("oi could not parse this shell code to check it".into());
         return Output::Unknown;
     };
+    if scan.too_deep(tree.root_node()) {
+        return Output::Unknown;
+    }
     let mut walker = Walker {
         scan,
         src: source,
@@ -194,6 +197,9 @@ impl Walker<'_, '_> {
             if !self.env.cwds.contains(dir) {
                 self.env.cwds.push(dir.clone());
             }
+        }
+        if self.env.cwds.len() > MAX_ALTERNATIVES {
+            self.env.cwds = vec![None];
         }
         self.last_cd = Some(new);
     }
@@ -358,6 +364,9 @@ impl Walker<'_, '_> {
             if !self.env.cwds.contains(&dir) {
                 self.env.cwds.push(dir);
             }
+        }
+        if self.env.cwds.len() > MAX_ALTERNATIVES {
+            self.env.cwds = vec![None];
         }
         output
     }

@@ -793,3 +793,100 @@ fn deny_rules_match_the_raw_code_and_the_normalised_command_words() {
         }
     }
 }
+
+/// A shell script of `lines` ordinary lines.
+fn long_shell_script(lines: usize) -> String {
+    let pieces = [
+        "echo \"step $i of the build\"",
+        "mkdir -p out/$i && cp -r src/* out/$i/",
+        "if [ -f \"out/$i/x\" ]; then rm -rf \"out/$i/tmp\"; fi",
+        "for f in *.txt; do wc -l \"$f\" | sort -n >> counts.txt; done",
+        "X=$(printf '%s-%s' build \"$i\"); echo \"${X:-none}\"",
+        "git status --short 2>/dev/null | grep -v '^??' || true",
+        "find . -name '*.o' -newer Makefile | xargs rm -f",
+        "curl -fsS \"https://example.com/$i\" -o \"out/$i.html\"",
+    ];
+    (0..lines)
+        .map(|n| pieces[n % pieces.len()].replace("$i", &n.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn judging_is_quick() {
+    let judge = rules(
+        ApprovalPolicy::AlwaysAsk,
+        &["ls", "git status"],
+        &["curl -k"],
+    );
+    let typical = "cd build && cmake .. && make -j4 2>&1 | tail -n 20";
+    let script = long_shell_script(1000);
+    let python: String = (0..1000)
+        .map(|n| format!("x{n} = os.path.join(base, 'f{n}.txt')\nprint(x{n}, len(x{n}))"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let time = |language: &str, code: &str, runs: u32| {
+        let started = std::time::Instant::now();
+        for _ in 0..runs {
+            assert_eq!(judge.judge(language, code), Verdict::Ask);
+        }
+        started.elapsed() / runs
+    };
+    let typical_time = time("shell", typical, 200);
+    let script_time = time("shell", &script, 5);
+    let python_time = time("python", &python, 5);
+    println!(
+        "judge: typical shell block {typical_time:?}, 1000-line shell script {script_time:?}, 2000-line Python {python_time:?}"
+    );
+    assert!(
+        script_time < std::time::Duration::from_secs(2),
+        "{script_time:?}"
+    );
+}
+
+#[test]
+fn deeply_nested_code_is_blocked_without_exhausting_a_small_stack() {
+    let judge = rules(ApprovalPolicy::Auto, &["ls"], &[]);
+    let cases = [
+        (
+            "shell",
+            format!("{}ls{}", "(".repeat(20_000), ")".repeat(20_000)),
+        ),
+        (
+            "shell",
+            format!("{}ls{}", "$(".repeat(5_000), ")".repeat(5_000)),
+        ),
+        (
+            "python",
+            format!("x = {}1{}", "(".repeat(20_000), ")".repeat(20_000)),
+        ),
+        ("python", format!("x = a{}", ".b".repeat(20_000))),
+    ];
+    // Worker threads of the async runtime have 2 MiB stacks.
+    let verdicts = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let mut verdicts: Vec<Verdict> = cases
+                .iter()
+                .map(|(language, code)| judge.judge(language, code))
+                .collect();
+            // Just under the limit, nested eval and sh -c on top, still reads to the end.
+            let nested = format!("{}rm -rf /{}", "( ".repeat(40), " )".repeat(40));
+            let wrapped = format!("eval 'sh -c \"eval {nested}\"'");
+            verdicts.push(judge.judge("shell", &wrapped));
+            verdicts
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    for verdict in &verdicts[..4] {
+        assert_eq!(
+            verdict,
+            &hard_block("it nests more than 100 levels deep, too deep for oi to check")
+        );
+    }
+    assert_eq!(
+        verdicts[4],
+        hard_block("it recursively deletes the whole filesystem (`rm -r /`)")
+    );
+}
