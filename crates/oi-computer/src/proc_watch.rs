@@ -41,7 +41,7 @@ pub(crate) fn count_group(pgid: u32) -> usize {
 }
 
 /// Whether `pid` is a live (non-zombie) process.
-fn live(pid: &str) -> bool {
+pub(crate) fn is_live(pid: &str) -> bool {
     stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z" && s != "X"))
 }
 
@@ -51,7 +51,7 @@ pub(crate) fn count_namespace(inode: u64) -> usize {
     pids()
         .filter(|pid| {
             std::fs::metadata(format!("/proc/{pid}/ns/pid")).is_ok_and(|m| m.ino() == inode)
-                && live(pid)
+                && is_live(pid)
         })
         .count()
 }

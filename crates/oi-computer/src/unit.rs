@@ -95,7 +95,12 @@ impl Unit {
     /// How many live processes the unit has.
     pub(crate) fn count(&self) -> usize {
         if let Some(leaf) = &self.cgroup {
-            return leaf.pids().len();
+            // Only live processes count (a zombie whose threads still run is listed too).
+            return leaf
+                .pids()
+                .into_iter()
+                .filter(|pid| crate::proc_watch::is_live(&pid.to_string()))
+                .count();
         }
         if let Some(inode) = self.pid_namespace {
             return crate::proc_watch::count_namespace(inode);

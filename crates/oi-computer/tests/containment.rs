@@ -118,7 +118,16 @@ fn units(ws: &std::path::Path) -> Vec<(&'static str, LocalComputer)> {
         };
         units.push((
             "workspace, PID namespace only",
-            LocalComputer::new().with_sandbox_support(policy, no_cgroup),
+            LocalComputer::new().with_sandbox_support(policy.clone(), no_cgroup),
+        ));
+        // The path users without CAP_SYS_ADMIN take (root can take it too).
+        let user_namespace = SandboxSupport {
+            namespaces: NamespaceSupport::WithUserNamespace,
+            ..support
+        };
+        units.push((
+            "workspace, PID namespace in a user namespace",
+            LocalComputer::new().with_sandbox_support(policy, user_namespace),
         ));
     } else {
         eprintln!("no Landlock or PID namespaces here ({support}): sandboxed units not tested");
@@ -280,4 +289,122 @@ async fn sandbox_off_still_sees_and_signals_host_processes() {
         !status.success(),
         "the host process was killed from the session"
     );
+}
+
+/// (program, language, code setting state, code that runs until interrupted, code printing the
+/// state, what it prints).
+const LANGUAGES: [(&str, &str, &str, &str, &str, &str); 5] = [
+    (
+        "python3",
+        "python",
+        "kept = 'yes'",
+        "import time\nprint('running', flush=True)\ntime.sleep(600)",
+        "print(kept)",
+        "yes\n",
+    ),
+    (
+        "bash",
+        "shell",
+        "KEPT=yes",
+        "echo running; sleep 600",
+        "echo $KEPT",
+        "yes\n",
+    ),
+    (
+        "node",
+        "javascript",
+        "var kept = 'yes'",
+        "console.log('running'); while (true) {}",
+        "console.log(kept)",
+        "yes\n",
+    ),
+    (
+        "ruby",
+        "ruby",
+        "$kept = 'yes'",
+        "puts 'running'; $stdout.flush; sleep 600",
+        "puts $kept",
+        "yes\n",
+    ),
+    (
+        "R",
+        "r",
+        "kept <- 'yes'",
+        "cat('running\\n'); Sys.sleep(600)",
+        "cat(kept, '\\n')",
+        "yes \n",
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_interrupts_every_language_running_as_pid_1_and_keeps_its_state() {
+    let support = probe();
+    if !support.filesystem() || support.namespaces == NamespaceSupport::Unavailable {
+        eprintln!("skipped stop_interrupts_every_language_running_as_pid_1: {support}");
+        return;
+    }
+    let ws = workspace();
+    let c = Arc::new(
+        LocalComputer::new()
+            .with_sandbox(SandboxPolicy::new(SandboxMode::Workspace).with_workspace(ws.path())),
+    );
+    for (program, language, set, busy, show, want) in LANGUAGES {
+        if !have(program, "stop as PID 1 (one language)") {
+            continue;
+        }
+        run(c.as_ref(), language, set).await;
+        common::stop_after(Arc::clone(&c), Duration::from_millis(700));
+        let started = std::time::Instant::now();
+        let out = text(&run(c.as_ref(), language, busy).await);
+        assert!(
+            started.elapsed() < Duration::from_millis(2500),
+            "{language}: took {:?}: {out}",
+            started.elapsed()
+        );
+        assert!(out.contains("running"), "{language}: {out}");
+        assert!(!out.contains("was killed"), "{language}: {out}");
+        let out = text(&run(c.as_ref(), language, show).await);
+        assert_eq!(out, want, "{language}: the interrupt kept the session");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orphans_of_a_pid_1_session_do_not_count_or_linger() {
+    let support = probe();
+    if !support.filesystem() || support.namespaces == NamespaceSupport::Unavailable {
+        eprintln!("skipped orphans_of_a_pid_1_session: {support}");
+        return;
+    }
+    if !have("python3", "orphans") {
+        return;
+    }
+    let ws = workspace();
+    let c = LocalComputer::new()
+        .with_sandbox(SandboxPolicy::new(SandboxMode::Workspace).with_workspace(ws.path()))
+        .with_limits(ResourceLimits {
+            max_processes: Some(8),
+            ..ResourceLimits::default()
+        });
+    // 30 short-lived orphans: each is re-parented to the interpreter (PID 1), which does not
+    // reap them; as zombies they must not count towards the limit.
+    let code = r#"
+import os, subprocess, time
+for _ in range(30):
+    subprocess.run(["sh", "-c", "sleep 0.01 &"])
+    time.sleep(0.03)
+zombies = 0
+for pid in os.listdir("/proc"):
+    try:
+        zombies += pid.isdigit() and open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        pass
+print("alive", zombies >= 20)
+"#;
+    let out = text(&run(&c, "python", code).await);
+    assert_eq!(
+        out, "alive True\n",
+        "the zombies are there, and do not count: {out}"
+    );
+    let out = text(&run(&c, "python", "print('still')").await);
+    assert_eq!(out, "still\n");
 }
