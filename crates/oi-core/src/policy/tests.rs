@@ -34,6 +34,11 @@ fn deny_block(rule: &str) -> Verdict {
 const DISGUISES: &[(&str, &str, &str)] = &[
     (
         "shell",
+        "for d in $(find / -maxdepth 1); do rm -rf \"$d\"; done",
+        "it recursively deletes the whole filesystem (`rm -r /`)",
+    ),
+    (
+        "shell",
         "r''m -rf /",
         "it recursively deletes the whole filesystem (`rm -r /`)",
     ),
@@ -587,6 +592,22 @@ const DISGUISES: &[(&str, &str, &str)] = &[
 
 /// (language, code): ordinary work that the hard-deny list must not block.
 const ORDINARY: &[(&str, &str)] = &[
+    (
+        "shell",
+        "for d in $(find . -name build -type d); do rm -rf \"$d\"; done",
+    ),
+    (
+        "shell",
+        "rm -rf node_modules package-lock.json && npm install",
+    ),
+    ("shell", "sudo rm -rf /var/lib/apt/lists/*"),
+    ("shell", "rm -rf */__pycache__"),
+    (
+        "shell",
+        "cd /tmp && rm -rf myproj && git clone https://example.com/y myproj",
+    ),
+    ("shell", "find /tmp -name '*.log' -mtime +7 -delete"),
+    ("shell", "rm -rf \"$(pwd)/build\""),
     ("shell", "rm -rf build/"),
     ("shell", "rm -rf ./target"),
     ("shell", "echo 'rm -rf /'"),

@@ -174,7 +174,7 @@ pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
     for root in &roots {
         let root_text = root.pattern_text();
         let matched = if narrowed {
-            let leaf = name.clone().unwrap_or_else(|| "\u{2}match".to_owned());
+            let leaf = name.clone().unwrap_or_else(|| "<found>".to_owned());
             format!("{}/**/{leaf}", root_text.trim_end_matches('/'))
         } else {
             root_text

@@ -138,6 +138,9 @@ impl Walker<'_, '_> {
                         let value = vec![Seg::Lit(literal.trim_end_matches('\n').to_owned())];
                         Self::push_values(out, &[value], quoted, &text);
                     }
+                    Output::Found(paths) => {
+                        Self::push_values(out, &[vec![Seg::Lit(paths)]], quoted, &text);
+                    }
                     Output::Decoded => Self::push_unknown(out, &text, true, quoted),
                     _ => Self::push_unknown(out, &text, false, quoted),
                 }
