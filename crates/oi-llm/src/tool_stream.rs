@@ -5,6 +5,10 @@
 //! JSON on every delta, so code is emitted piece by piece as soon as `language` is known.
 //! The legacy hallucinated names `python` and `functions` mean the raw arguments are Python
 //! code. Text before the first tool call is a message; text after it is dropped.
+//!
+//! Re-parsing the arguments follows [`Reparse`]: on every delta while they are short, then
+//! when they grew by an eighth or a tenth of a second passed, so a long (or endless) call costs
+//! linear time; the end of the reply always reads them whole.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +16,7 @@ use oi_core::ModelDelta;
 use serde_json::Value;
 
 use crate::partial_json::parse_partial;
+use crate::reparse::Reparse;
 
 #[derive(Debug, Default)]
 struct Call {
@@ -26,6 +31,7 @@ pub struct ToolCallReader {
     first: Option<u64>,
     language: Option<String>,
     emitted: String,
+    schedule: Reparse,
 }
 
 impl ToolCallReader {
@@ -78,11 +84,29 @@ impl ToolCallReader {
         if call.arguments.is_empty() {
             return None;
         }
-        let code = if matches!(call.name.as_str(), "python" | "functions") {
-            self.language.get_or_insert_with(|| "python".to_owned());
-            call.arguments.clone()
+        if matches!(call.name.as_str(), "python" | "functions") {
+            let language = self
+                .language
+                .get_or_insert_with(|| "python".to_owned())
+                .clone();
+            let new = call.arguments.get(self.emitted.len()..)?;
+            if new.is_empty() {
+                return None;
+            }
+            self.emitted.push_str(new);
+            return Some(ModelDelta::Code {
+                language,
+                code: new.to_owned(),
+            });
+        }
+        let parsed = if at_end {
+            parse_partial(&call.arguments)
         } else {
-            let parsed = parse_partial(&call.arguments)?;
+            self.schedule
+                .read(call.arguments.len(), || parse_partial(&call.arguments))?
+        };
+        let code = {
+            let parsed = parsed?;
             let code = parsed.get("code").and_then(Value::as_str);
             if self.language.is_none() {
                 let language = parsed
