@@ -12,6 +12,7 @@ mod magic;
 mod profiles;
 mod render;
 mod repl;
+mod sanitize;
 mod tty;
 mod turn;
 
@@ -155,7 +156,7 @@ async fn resume(
     let Some((path, messages)) = conversations::pick(&dir, source, &mut out)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    println!("\n{}", magic::to_markdown(&messages));
+    println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));
     interpreter.set_messages(messages);
     interpreter.settings_mut().conversation_filename =
         path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
