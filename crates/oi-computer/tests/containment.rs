@@ -408,3 +408,22 @@ print("alive", zombies >= 20)
     let out = text(&run(&c, "python", "print('still')").await);
     assert_eq!(out, "still\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandbox_off_keeps_root_powers() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 || !have("mount", "sandbox_off_keeps_root_powers") {
+        eprintln!("skipped sandbox_off_keeps_root_powers: not root");
+        return;
+    }
+    let c = LocalComputer::new();
+    let dir = workspace();
+    let code = format!(
+        "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; mount -t tmpfs oi-test {dir} && echo mounted && umount {dir} && echo unmounted",
+        dir = dir.path().display()
+    );
+    let out = text(&run(&c, "shell", &code).await);
+    assert!(out.contains("NoNewPrivs:\t0"), "setuid programs keep working: {out}");
+    assert!(!out.contains("CapEff:\t0000000000000000"), "{out}");
+    assert!(out.contains("mounted\nunmounted"), "{out}");
+}
