@@ -15,6 +15,7 @@ mod repl;
 mod sanitize;
 mod tty;
 mod turn;
+mod yaml_nesting;
 
 use std::io::{IsTerminal, Read as _};
 use std::process::ExitCode;
