@@ -238,6 +238,7 @@ impl Confine {
             Vec::new()
         };
         let ruleset = self.ruleset(&roots, &carve_out)?;
+        let terminal_rights = ruleset.as_ref().map_or(0, |r| r.handled(TERMINAL_RIGHTS));
         let no_new_privs = fs || net_denied;
         let mut filters = Vec::new();
         if support.seccomp && (no_new_privs || crate::capabilities::has_sys_admin()) {
@@ -254,6 +255,7 @@ impl Confine {
             drop_capabilities: fs,
             no_new_privs,
             ruleset,
+            terminal_rights,
             filters,
         })
     }
@@ -305,7 +307,7 @@ impl Confine {
         let mut ruleset = Ruleset::new(handled)?;
         if fs_on {
             ruleset.allow(Path::new("/"), fs::READ)?;
-            let device = fs::READ_FILE | fs::WRITE_FILE | fs::TRUNCATE | fs::IOCTL_DEV;
+            let device = TERMINAL_RIGHTS;
             for path in [
                 "/dev/null",
                 "/dev/zero",
@@ -326,6 +328,14 @@ impl Confine {
         Ok(Some(ruleset))
     }
 }
+
+/// What sandboxed code may do with `/dev/null`, terminals and the like: read, write, truncate
+/// and ioctl them (Landlock), nothing else.
+#[cfg(target_os = "linux")]
+const TERMINAL_RIGHTS: u64 = crate::landlock::fs::READ_FILE
+    | crate::landlock::fs::WRITE_FILE
+    | crate::landlock::fs::TRUNCATE
+    | crate::landlock::fs::IOCTL_DEV;
 
 /// What one child needs besides its program: the confinement it applies, the environment
 /// markers, and its cgroup.
@@ -356,6 +366,8 @@ struct LinuxConfinement {
     drop_capabilities: bool,
     no_new_privs: bool,
     ruleset: Option<crate::landlock::Ruleset>,
+    /// What the ruleset grants on terminals (also on a private `/dev/pts` mounted later).
+    terminal_rights: u64,
     filters: Vec<Vec<libc::sock_filter>>,
 }
 
@@ -379,9 +391,10 @@ impl Confinement {
     /// built before the clone: safe between clone and exec.
     pub(crate) fn apply_in_child(&self) -> Result<(), (Step, i32)> {
         #[cfg(target_os = "linux")]
-        if let Some(plan) = &self.linux.namespaces {
-            plan.apply_in_child()?;
-        }
+        let private_terminals = match &self.linux.namespaces {
+            Some(plan) => plan.apply_in_child()?,
+            None => false,
+        };
         if let Some(dir) = &self.workdir {
             // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
             if unsafe { libc::chdir(dir.as_ptr()) } != 0 {
@@ -392,14 +405,20 @@ impl Confinement {
             .apply()
             .map_err(|e| (Step::Rlimits, e.raw_os_error().unwrap_or(libc::EIO)))?;
         #[cfg(target_os = "linux")]
-        self.linux.apply_in_child()?;
+        self.linux.apply_in_child(private_terminals)?;
         Ok(())
     }
 }
 
 #[cfg(target_os = "linux")]
 impl LinuxConfinement {
-    fn apply_in_child(&self) -> Result<(), (Step, i32)> {
+    /// Capabilities, `no_new_privs`, Landlock (first granting the terminal rights on the
+    /// session's private `/dev/pts` when it has one), seccomp.
+    fn apply_in_child(&self, private_terminals: bool) -> Result<(), (Step, i32)> {
+        if let (true, Some(ruleset)) = (private_terminals, &self.ruleset) {
+            crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/pts", self.terminal_rights)
+                .map_err(|e| (Step::Landlock, e))?;
+        }
         if self.drop_capabilities {
             crate::capabilities::drop_all().map_err(|e| (Step::Capabilities, e))?;
         }

@@ -218,6 +218,11 @@ impl Ruleset {
         Ok(())
     }
 
+    /// `access` masked to what the ruleset handles.
+    pub(crate) fn handled(&self, access: u64) -> u64 {
+        access & self.handled_fs
+    }
+
     /// The descriptor the child passes to [`restrict_self`].
     pub(crate) fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -235,6 +240,40 @@ fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
     }
     // SAFETY: open succeeded, so `fd` is a new descriptor owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// In the child (the ruleset not yet enforced): grants `access` (already masked, see
+/// [`Ruleset::handled`]) beneath `path` in the ruleset `fd`, for a mount made after the
+/// clone. Only syscalls on memory built before the clone. The error is the errno.
+pub(crate) fn allow_in_child(fd: RawFd, path: &std::ffi::CStr, access: u64) -> Result<(), i32> {
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
+    let dir = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if dir < 0 {
+        return Err(crate::process::errno());
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: dir,
+    };
+    // SAFETY: `attr` is a valid, initialised struct that outlives the call and `dir` an open
+    // descriptor; the kernel only reads them.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            fd,
+            RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        )
+    };
+    let result = if rc == 0 {
+        Ok(())
+    } else {
+        Err(crate::process::errno())
+    };
+    // SAFETY: `dir` is ours and closed once.
+    unsafe { libc::close(dir) };
+    result
 }
 
 /// Enforces the ruleset `fd` on the calling thread (the caller has set `no_new_privs`). Only

@@ -4,7 +4,8 @@
 //! only the session's processes (oi's `environ` and `cmdline` are out of reach). Mount
 //! propagation is made one-way (host → session), and oi's own directories are bind-mounted
 //! read-only, with every directory between a writable root and them bound onto itself so it
-//! cannot be renamed away.
+//! cannot be renamed away. A private instance of the terminal file system on `/dev/pts` keeps
+//! oi's own terminal out of reach.
 //!
 //! As root the namespaces are created directly; other users get them inside a new user
 //! namespace that maps only their own uid and gid (`setgroups` denied). The plan is built in
@@ -72,34 +73,46 @@ impl NamespacePlan {
     }
 
     /// In the child, right after clone: maps the user, makes propagation one-way, mounts the
-    /// fresh procfs, binds. Only syscalls on memory built before the clone.
-    pub(crate) fn apply_in_child(&self) -> Result<(), (Step, i32)> {
+    /// fresh procfs, binds, and mounts a private instance of the terminal file system on
+    /// `/dev/pts` (so oi's own terminal is not there to open; `/dev/ptmx` then allocates from
+    /// it). Returns whether that instance was mounted (kernels or containers without it keep
+    /// the host's). Only syscalls on memory built before the clone.
+    pub(crate) fn apply_in_child(&self) -> Result<bool, (Step, i32)> {
         if let Some((uid_map, gid_map)) = &self.user_maps {
             write_file(c"/proc/self/setgroups", b"deny")
                 .and_then(|()| write_file(c"/proc/self/uid_map", uid_map.as_bytes()))
                 .and_then(|()| write_file(c"/proc/self/gid_map", gid_map.as_bytes()))
                 .map_err(|e| (Step::UserMaps, e))?;
         }
-        mount(None, c"/", None, libc::MS_REC | libc::MS_SLAVE)
+        mount(None, c"/", None, libc::MS_REC | libc::MS_SLAVE, None)
             .map_err(|e| (Step::Propagation, e))?;
         mount(
             Some(c"proc"),
             c"/proc",
             Some(c"proc"),
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            None,
         )
         .map_err(|e| (Step::Proc, e))?;
         for dir in &self.pinned {
-            mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC)
+            mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)
                 .map_err(|e| (Step::Bind, e))?;
         }
         for (dir, kept) in &self.read_only {
-            mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC)
+            mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)
                 .map_err(|e| (Step::Bind, e))?;
             let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept;
-            mount(None, dir, None, remount).map_err(|e| (Step::Bind, e))?;
+            mount(None, dir, None, remount, None).map_err(|e| (Step::Bind, e))?;
         }
-        Ok(())
+        let private_terminals = mount(
+            Some(c"devpts"),
+            c"/dev/pts",
+            Some(c"devpts"),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            Some(c"newinstance,ptmxmode=0666,mode=0600"),
+        )
+        .is_ok();
+        Ok(private_terminals)
     }
 }
 
@@ -132,23 +145,23 @@ fn kept_flags(dir: &Path) -> std::io::Result<libc::c_ulong> {
         .fold(0, |flags, (_, ms)| flags | ms))
 }
 
-/// `mount(2)`; the error is the errno.
+/// `mount(2)`; `data` is the file system's option string. The error is the errno.
 fn mount(
     source: Option<&std::ffi::CStr>,
     target: &std::ffi::CStr,
     fstype: Option<&std::ffi::CStr>,
     flags: libc::c_ulong,
+    data: Option<&std::ffi::CStr>,
 ) -> Result<(), i32> {
     let ptr = |s: Option<&std::ffi::CStr>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-    // SAFETY: every pointer is null or a valid NUL-terminated string that outlives the call;
-    // no data argument is passed.
+    // SAFETY: every pointer is null or a valid NUL-terminated string that outlives the call.
     let rc = unsafe {
         libc::mount(
             ptr(source),
             target.as_ptr(),
             ptr(fstype),
             flags,
-            std::ptr::null(),
+            ptr(data).cast(),
         )
     };
     if rc != 0 {

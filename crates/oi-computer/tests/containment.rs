@@ -423,7 +423,10 @@ async fn sandbox_off_keeps_root_powers() {
         dir = dir.path().display()
     );
     let out = text(&run(&c, "shell", &code).await);
-    assert!(out.contains("NoNewPrivs:\t0"), "setuid programs keep working: {out}");
+    assert!(
+        out.contains("NoNewPrivs:\t0"),
+        "setuid programs keep working: {out}"
+    );
     assert!(!out.contains("CapEff:\t0000000000000000"), "{out}");
     assert!(out.contains("mounted\nunmounted"), "{out}");
 }
