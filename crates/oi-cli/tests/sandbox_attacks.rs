@@ -682,3 +682,97 @@ print("CONNECTED")
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same as a user without privileges
+
+/// Whether this test runs as root (the effective uid in `/proc/self/status`).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|ids| ids.split_whitespace().nth(1).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn an_unprivileged_user_gets_the_same_containment() {
+    if !running_as_root() || !have("setpriv", "unprivileged") {
+        eprintln!(
+            "skipped an_unprivileged_user_gets_the_same_containment: needs root and setpriv to become nobody"
+        );
+        return;
+    }
+    if !sandbox_works("unprivileged") || !have("bash", "unprivileged") {
+        return;
+    }
+    let probe = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "unshare",
+            "-Urpf",
+            "true",
+        ])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "skipped an_unprivileged_user_gets_the_same_containment: user namespaces are not available to nobody here"
+        );
+        return;
+    }
+    let s = setup();
+    for dir in [s.home.path(), s.work.path()] {
+        std::os::unix::fs::chown(dir, Some(65534), Some(65534)).unwrap();
+    }
+    let value = unique("nobody");
+    let code = format!(
+        "{escape}\necho pid=$$ uid=$(id -u)\ngrep CapEff /proc/self/status\nls /proc | grep -c '^[0-9]' | sed 's/^/visible=/'\ntouch {config}/x 2>/dev/null && echo CONFIG-WRITTEN || echo config-refused",
+        escape = escape_code(&value),
+        config = s.config_dir().display()
+    );
+    let server = s.server(vec![Reply::tool_call("shell", &code), Reply::text("Done.")]);
+    let mut command = Command::new("setpriv");
+    command
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_oi"))
+        .args(["--api_base", &server.base_url(), "--api_key", MODEL_KEY])
+        .args(["-y", "--plain", "--sandbox", "workspace", "go"])
+        .current_dir(s.work.path())
+        .env("HOME", s.home.path())
+        .env("XDG_CONFIG_HOME", s.home.path().join(".config"))
+        .env("SHELL", "/bin/bash");
+    std::fs::create_dir_all(s.config_dir()).unwrap();
+    std::os::unix::fs::chown(s.home.path().join(".config"), Some(65534), Some(65534)).unwrap();
+    std::os::unix::fs::chown(s.config_dir(), Some(65534), Some(65534)).unwrap();
+    let out = run(command);
+    let text = printed(&out);
+    assert!(
+        stderr(&out).contains("PID+mount namespaces (in a user namespace)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(text.contains("escaped"), "{out:?}");
+    assert!(text.contains("pid=1 uid=65534"), "{text}");
+    assert!(text.contains("CapEff:\t0000000000000000"), "{text}");
+    assert!(text.contains("config-refused"), "{text}");
+    let visible: usize = text
+        .split("visible=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX);
+    assert!(visible < 10, "only the session's processes: {text}");
+    let marker = format!("OI_ESCAPE={value}");
+    assert!(
+        eventually(Duration::from_secs(3), || processes_with_env(&marker)
+            .is_empty()),
+        "escaped processes outlived oi: {:?}",
+        processes_with_env(&marker)
+    );
+}
