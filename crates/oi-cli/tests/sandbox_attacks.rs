@@ -776,3 +776,65 @@ fn an_unprivileged_user_gets_the_same_containment() {
         processes_with_env(&marker)
     );
 }
+
+#[test]
+fn escapees_of_an_oi_killed_with_sigkill_die_with_its_namespace_or_at_the_next_start() {
+    if !have("setsid", "sigkill") {
+        return;
+    }
+    for mode in modes("sigkill") {
+        let s = setup();
+        let value = unique("sigkill");
+        let code = format!("{}\nsleep 60", escape_code(&value));
+        let server = s.server(vec![Reply::tool_call("shell", &code), Reply::text("Done.")]);
+        let mut oi = s.oi(&server, &["-y", "--plain", "--sandbox", mode, "go"]);
+        let mut child = oi
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let marker = format!("OI_ESCAPE={value}");
+        assert!(
+            eventually(Duration::from_secs(5), || processes_with_env(&marker).len()
+                >= 3),
+            "{mode}: the escapees started"
+        );
+        child.kill().unwrap(); // SIGKILL: oi cannot clean up
+        child.wait().unwrap();
+        if mode == "workspace"
+            && oi_computer::probe().namespaces != oi_computer::NamespaceSupport::Unavailable
+        {
+            // The interpreter got SIGKILL with its parent, and the namespace died with it.
+            assert!(
+                eventually(Duration::from_secs(3), || processes_with_env(&marker)
+                    .is_empty()),
+                "{mode}: {:?}",
+                processes_with_env(&marker)
+            );
+            continue;
+        }
+        if !oi_computer::probe().cgroup {
+            eprintln!("no cgroup here: escapees of a killed oi are not swept (best effort)");
+            for pid in processes_with_env(&marker) {
+                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            }
+            continue;
+        }
+        // Sandbox off: they outlive it in their cgroup until the next oi starts a session.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!processes_with_env(&marker).is_empty(), "{mode}");
+        let server = s.server(vec![
+            Reply::tool_call("shell", "echo next"),
+            Reply::text("Done."),
+        ]);
+        let out = run(s.oi(&server, &["-y", "--plain", "go"]));
+        assert!(printed(&out).contains("next"), "{out:?}");
+        assert!(
+            eventually(Duration::from_secs(3), || processes_with_env(&marker)
+                .is_empty()),
+            "{mode}: swept by the next oi: {:?}",
+            processes_with_env(&marker)
+        );
+    }
+}

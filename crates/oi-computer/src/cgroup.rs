@@ -3,12 +3,12 @@
 //! ancestor's `cgroup.procs`, which sandboxed code lacks, and `setsid` or double forks do not
 //! leave a cgroup), so the session's processes can be counted and killed all at once.
 //!
-//! The leaf is `oi-<pid>-<nonce>` under oi's own cgroup (found in `/proc/self/cgroup` and the
+//! The leaf is `oi-<pid namespace>-<pid>-<nonce>` under oi's own cgroup (found in `/proc/self/cgroup` and the
 //! cgroup2 mount in `/proc/self/mountinfo`). The child joins it before exec by writing `0` to
 //! its `cgroup.procs` (opened by the parent). Killing writes `1` to `cgroup.kill` (Linux 5.14+;
 //! before that, each listed process gets SIGKILL until none is left). The leaf is removed once
-//! empty. Leaves left by an oi that died are killed and removed when the next oi first uses
-//! cgroups in the same place. Where the controllers are delegated to oi's cgroup, `pids.max`
+//! empty. Leaves left by an oi that died are killed and removed when the next oi of the same
+//! PID namespace (where that pid means the same process) first uses cgroups in the same place. Where the controllers are delegated to oi's cgroup, `pids.max`
 //! and `memory.max` bound the session as a whole.
 
 use std::fs::{File, OpenOptions};
@@ -54,9 +54,11 @@ impl CgroupParent {
 
     /// Creates the leaf `oi-<pid>-<tag>` with `limits` applied where the controllers allow.
     pub(crate) fn create_leaf(&self, tag: &str, limits: &ResourceLimits) -> std::io::Result<Leaf> {
-        let dir = self
-            .dir
-            .join(format!("{PREFIX}{}-{tag}", std::process::id()));
+        let dir = self.dir.join(format!(
+            "{PREFIX}{}-{}-{tag}",
+            own_pid_namespace(),
+            std::process::id()
+        ));
         std::fs::create_dir(&dir)?;
         let leaf = Leaf { dir };
         if let (true, Some(max)) = (self.pids, limits.max_processes) {
@@ -71,29 +73,40 @@ impl CgroupParent {
         Ok(leaf)
     }
 
-    /// Kills and removes the leaves of oi processes that no longer exist.
+    /// Kills and removes the leaves of oi processes of our PID namespace that no longer exist.
     pub(crate) fn sweep_stale(&self) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
+        let namespace = own_pid_namespace();
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let Some(pid) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix(PREFIX))
-                .and_then(|rest| rest.split_once('-'))
-                .and_then(|(pid, _)| pid.parse::<u32>().ok())
-            else {
+            let Some((owner_namespace, pid)) = name.to_str().and_then(leaf_owner) else {
                 continue;
             };
-            if Path::new(&format!("/proc/{pid}")).exists() {
-                continue;
+            if owner_namespace != namespace || Path::new(&format!("/proc/{pid}")).exists() {
+                continue; // another namespace's oi (its pids mean nothing here), or alive
             }
             let stale = Leaf { dir: entry.path() };
             stale.kill();
             drop(stale); // removes it (now or from a background thread)
         }
     }
+}
+
+/// The inode of this process's PID namespace (0 when unknown).
+fn own_pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino())
+}
+
+/// The PID namespace and pid of the oi that created the leaf `name`.
+fn leaf_owner(name: &str) -> Option<(u64, u32)> {
+    let mut parts = name.strip_prefix(PREFIX)?.splitn(3, '-');
+    let namespace = parts.next()?.parse().ok()?;
+    let pid = parts.next()?.parse().ok()?;
+    parts.next()?;
+    Some((namespace, pid))
 }
 
 /// The cgroup v2 directory of this process, from `/proc/self/mountinfo` and
@@ -229,10 +242,14 @@ fn remove(dir: &Path) -> bool {
 impl Drop for Leaf {
     fn drop(&mut self) {
         self.kill();
-        if remove(&self.dir) {
-            return;
+        // Killed processes take a moment to exit: wait a little for them (so that an oi
+        // exiting right after leaves nothing behind), then go on from a thread.
+        for _ in 0..20 {
+            if remove(&self.dir) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
-        // Killed processes take a moment to exit; remove the leaf when they have.
         let dir = std::mem::take(&mut self.dir);
         let spawned = std::thread::Builder::new()
             .name("oi-cgroup-rmdir".to_owned())
@@ -252,6 +269,16 @@ impl Drop for Leaf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leaf_names_carry_their_owner() {
+        assert_eq!(
+            leaf_owner("oi-4026531836-812-abcdef"),
+            Some((4026531836, 812))
+        );
+        assert_eq!(leaf_owner("oi-812-abcdef"), None);
+        assert_eq!(leaf_owner("user.slice"), None);
+    }
 
     #[test]
     fn finds_the_own_cgroup_under_the_cgroup2_mount() {
