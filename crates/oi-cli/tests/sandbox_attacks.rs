@@ -821,9 +821,8 @@ fn escapees_of_an_oi_killed_with_sigkill_die_with_its_namespace_or_at_the_next_s
             }
             continue;
         }
-        // Sandbox off: they outlive it in their cgroup until the next oi starts a session.
-        std::thread::sleep(Duration::from_millis(300));
-        assert!(!processes_with_env(&marker).is_empty(), "{mode}");
+        // Sandbox off: they outlive it in their cgroup until the next oi starts a session (any
+        // oi of this test binary may be the one, the tests run in parallel).
         let server = s.server(vec![
             Reply::tool_call("shell", "echo next"),
             Reply::text("Done."),

@@ -239,16 +239,28 @@ fn remove(dir: &Path) -> bool {
     }
 }
 
-impl Drop for Leaf {
-    fn drop(&mut self) {
+impl Leaf {
+    /// Kills what is left and removes the leaf, waiting up to 100 ms for the killed processes
+    /// to exit; true when it is gone. (Dropping the leaf does the same, then keeps trying from
+    /// a thread.)
+    pub(crate) fn finish(&self) -> bool {
         self.kill();
-        // Killed processes take a moment to exit: wait a little for them (so that an oi
-        // exiting right after leaves nothing behind), then go on from a thread.
         for _ in 0..20 {
             if remove(&self.dir) {
-                return;
+                return true;
             }
             std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+}
+
+impl Drop for Leaf {
+    fn drop(&mut self) {
+        // Killed processes take a moment to exit: wait a little for them (so that an oi
+        // exiting right after leaves nothing behind), then go on from a thread.
+        if self.finish() {
+            return;
         }
         let dir = std::mem::take(&mut self.dir);
         let spawned = std::thread::Builder::new()

@@ -303,7 +303,7 @@ impl Computer for LocalComputer {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             for handle in &handles {
-                handle.unit().kill();
+                handle.unit().finish();
             }
             for slot in slots {
                 if let Ok(mut state) = slot.state.try_lock() {
@@ -320,6 +320,7 @@ impl Drop for LocalComputer {
         for slot in &self.slots {
             if let Some(handle) = slot.handle.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 handle.kill(Fate::Terminated);
+                handle.unit().finish();
             }
         }
     }

@@ -81,6 +81,15 @@ impl Unit {
         signal_group(self.pgid, Signal::Kill);
     }
 
+    /// Kills the unit and, when it has a cgroup, removes it now (waiting up to 100 ms for the
+    /// killed processes): for when oi is about to exit and no thread may finish the job.
+    pub(crate) fn finish(&self) {
+        self.kill();
+        if let Some(leaf) = &self.cgroup {
+            leaf.finish();
+        }
+    }
+
     /// Whether a process of the unit is still alive.
     pub(crate) fn alive(&self) -> bool {
         if let Some(leaf) = &self.cgroup {
