@@ -175,6 +175,7 @@ pub(crate) fn start(plan: Plan, after_exit: Box<dyn FnOnce() + Send>) -> std::io
         .name("oi-session-child".to_owned())
         .stack_size(STARTER_STACK)
         .spawn(move || {
+            block_signals();
             let cloned = clone_and_exec(plan);
             let pid = match cloned {
                 Ok((pid, pidfd, joined_cgroup)) => {
@@ -409,16 +410,44 @@ fn set_death_signal(_parent: libc::pid_t, _own_pid_namespace: bool) -> Result<()
     Ok(())
 }
 
-/// Unblocks every signal and restores SIGPIPE's default action (oi ignores it; `yes | head`
-/// in the session needs it), as the standard library does for its children.
-fn reset_signals() {
-    // SAFETY: an all-zero sigset_t is valid storage for sigemptyset to initialise; the calls
-    // only touch this local set and the calling thread's mask and dispositions.
+/// Blocks every signal on the calling thread (the one that clones and then only waits), so
+/// that the child starts with all of them blocked and none of oi's handlers can run in it
+/// before [`reset_signals`].
+fn block_signals() {
+    // SAFETY: an all-zero sigset_t is valid storage for sigfillset to initialise; the call
+    // only changes the calling thread's mask.
     unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
+    }
+}
+
+/// In the child, with every signal blocked: every signal oi handles goes back to its default
+/// action (as `posix_spawn` does; a handler of oi's must not run in the child), SIGPIPE too
+/// (oi ignores it; `yes | head` in the session needs it), then every signal is unblocked.
+fn reset_signals() {
+    // SAFETY: all-zero sigaction and sigset_t values are valid storage for the kernel and
+    // sigemptyset to fill; the calls only touch these locals and the calling thread's
+    // dispositions and mask.
+    unsafe {
+        for signal in 1..65 {
+            if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+                continue;
+            }
+            let mut current: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut current) != 0 {
+                continue;
+            }
+            let handled =
+                current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
+            if handled || signal == libc::SIGPIPE {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
 }
 
