@@ -96,6 +96,22 @@ print("fifo ok")
         .await,
     );
     assert!(out.contains("refused") && out.contains("absent"), "{out}");
+    // readonly mode: its only writable place, the session's scratch directory, takes no
+    // device nodes either.
+    let readonly = LocalComputer::new()
+        .with_sandbox(SandboxPolicy::new(SandboxMode::ReadOnly).with_workspace(ws.path()));
+    let out = text(
+        &run(
+            &readonly,
+            "shell",
+            "d=$(dirname \"$__OI_FILE\"); touch \"$d/ok\" && echo scratch-writable; mknod \"$d/kmsg\" c 1 11 2>/dev/null || echo char-refused; mknod \"$d/loop\" b 7 0 2>/dev/null || echo block-refused",
+        )
+        .await,
+    );
+    assert_eq!(
+        out, "scratch-writable\nchar-refused\nblock-refused\n",
+        "{out}"
+    );
 }
 
 /// A pseudo-terminal pair: (master, slave path).
