@@ -1,7 +1,8 @@
 //! Fault injection on the model side: the real core and the real OpenAI-compatible provider
-//! against a scripted model server that drops the connection mid-stream, answers garbage, or
-//! stalls. Each time the turn ends with a clear error, no half-received code runs, the stored
-//! conversation stays valid LMC, and the next turn succeeds.
+//! against a scripted model server that drops the connection mid-stream, answers garbage,
+//! stalls, streams forever or sends one enormous line. Each time the turn ends with a clear
+//! error, no half-received code runs, the stored conversation stays valid LMC, and the next
+//! turn succeeds.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,9 +18,14 @@ use oi_testkit::{Ending, Reply, Script, ScriptedServer};
 
 /// An interpreter over the real provider (no retries, the given idle timeout) and computer.
 fn interpreter(settings: Settings, idle: Option<Duration>) -> Interpreter {
+    interpreter_with(settings, idle, oi_llm::Env::empty())
+}
+
+/// The same, with the provider reading `env` (e.g. the reply limits).
+fn interpreter_with(settings: Settings, idle: Option<Duration>, env: oi_llm::Env) -> Interpreter {
     let model = Arc::new(
         oi_llm::OpenAiCompatible::new()
-            .with_env(oi_llm::Env::empty())
+            .with_env(env)
             .with_retry(RetryPolicy::none())
             .with_idle_timeout(idle),
     );
@@ -191,5 +197,112 @@ async fn model_stalling_hits_the_idle_timeout_and_the_next_turn_works() {
     assert!(errors[0].contains("sent nothing"), "{errors:?}");
     assert!(!ran_code(&chunks));
     assert_stored_valid(&oi);
+    assert_next_turn_works(&oi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_streaming_forever_hits_the_reply_limit_and_the_next_turn_works() {
+    let script = Script::new([
+        Reply::text("x".repeat(1000)).ending(Ending::Endless),
+        Reply::text("still here"),
+    ]);
+    let (_server, oi) = setup(script, true, None).await;
+    let started = Instant::now();
+    let (chunks, errors) = run_turn(&oi, "hi").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("more than 4 MiB of text and code")
+            && errors[0].contains("OI_MAX_REPLY_BYTES"),
+        "{errors:?}"
+    );
+    let shown: usize = chunks.iter().filter_map(Chunk::text).map(str::len).sum();
+    assert!(shown > 1 << 20 && shown <= 4 << 20, "{shown}");
+    // Like any reply cut by an error, the part already shown stays in the conversation.
+    let kept = oi.messages();
+    assert!(
+        kept.iter()
+            .any(|m| m.role == oi_core::Role::Assistant && m.text().len() == shown),
+        "the partial reply is kept"
+    );
+    assert_stored_valid(&oi);
+    assert_next_turn_works(&oi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_streaming_code_forever_in_tiny_pieces_is_stopped_in_linear_time() {
+    let pieces = [
+        "{\"language\": \"python\", \"code\": \"".to_owned(),
+        "y".repeat(8),
+    ];
+    let script = Script::new([
+        Reply::tool_call_pieces("execute", pieces).ending(Ending::Endless),
+        Reply::text("still here"),
+    ]);
+    let server = ScriptedServer::start(script).await.unwrap();
+    let settings = common::settings(&server, true);
+    let env = oi_llm::Env::empty().with(oi_llm::reply_limits::REPLY_BYTES_VAR, "1MiB");
+    let oi = interpreter_with(settings, None, env);
+    let started = Instant::now();
+    let (chunks, errors) = run_turn(&oi, "run it").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("more than 1 MiB of text and code"),
+        "{errors:?}"
+    );
+    assert!(
+        !ran_code(&chunks),
+        "code from a reply that never completed ran"
+    );
+    assert_stored_valid(&oi);
+    assert_next_turn_works(&oi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_sending_one_16_mib_line_hits_the_line_limit_and_the_next_turn_works() {
+    let script = Script::new([Reply::text("a".repeat(16 << 20)), Reply::text("still here")]);
+    let (_server, oi) = setup(script, false, None).await;
+    let started = Instant::now();
+    let (chunks, errors) = run_turn(&oi, "hi").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("longer than 4 MiB") && errors[0].contains("OI_MAX_SSE_LINE_BYTES"),
+        "{errors:?}"
+    );
+    assert!(chunks.iter().filter_map(Chunk::text).all(str::is_empty));
+    assert_stored_valid(&oi);
+    assert_next_turn_works(&oi).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_sending_control_characters_in_an_error_gets_them_escaped() {
+    let script = Script::new([
+        Reply::status(
+            400,
+            r#"{"error": {"message": "no \u001b]52;c;eA==\u0007 way"}}"#,
+        ),
+        Reply::text("still here"),
+    ]);
+    let (_server, oi) = setup(script, true, None).await;
+    let (_, errors) = run_turn(&oi, "hi").await;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        !errors[0].contains('\x1b') && errors[0].contains("no \\u{1b}]52;c;eA==\\u{7} way"),
+        "{errors:?}"
+    );
     assert_next_turn_works(&oi).await;
 }

@@ -102,6 +102,11 @@ fn apply_flags(args: &Args, settings: &mut Settings, cli: &mut CliOptions) {
         cli.sandbox.network = false;
     }
     cli.sandbox.allow_unsandboxed_fallback |= args.sandbox_fallback;
+    for name in &args.pass_env {
+        if !cli.sandbox.pass_env.contains(name) {
+            cli.sandbox.pass_env.push(name.clone());
+        }
+    }
     cli.limits.max_processes = args.max_processes.or(cli.limits.max_processes);
     cli.limits.max_memory_bytes = args.max_memory.or(cli.limits.max_memory_bytes);
     cli.limits.max_cpu_seconds = args.max_cpu_seconds.or(cli.limits.max_cpu_seconds);
@@ -114,14 +119,28 @@ fn apply_flags(args: &Args, settings: &mut Settings, cli: &mut CliOptions) {
 pub fn interpreter(settings: Settings, cli: &CliOptions) -> Interpreter {
     let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
         .unwrap_or_else(oi_llm::unavailable);
-    Interpreter::new(settings, model, Arc::new(computer(cli)))
+    let computer = computer(cli, &settings);
+    Interpreter::new(settings, model, Arc::new(computer))
 }
 
-/// The local computer with the sandbox and limits asked for; says once what is enforced.
-pub fn computer(cli: &CliOptions) -> oi_computer::LocalComputer {
-    let mut computer = oi_computer::LocalComputer::new().with_limits(cli.limits);
+/// The local computer with the sandbox and limits asked for, withholding oi's secrets (the
+/// server key variable, the model key's variables and the model key's value) from the code
+/// and keeping sandboxed code out of the conversations directory; says once what is enforced.
+pub fn computer(cli: &CliOptions, settings: &Settings) -> oi_computer::LocalComputer {
+    let key_vars = oi_llm::env::KNOWN_VARS
+        .into_iter()
+        .filter(|name| name.ends_with("_API_KEY"));
+    let secrets = oi_computer::Secrets::of_oi(settings.llm.api_key.as_deref(), key_vars, |name| {
+        std::env::var(name).ok()
+    });
+    let mut computer = oi_computer::LocalComputer::new()
+        .with_limits(cli.limits)
+        .with_secrets(secrets);
+    if let Some(dir) = settings.conversations_dir() {
+        computer = computer.with_protected_dir(dir);
+    }
+    computer = computer.with_sandbox(cli.sandbox.clone());
     if cli.sandbox.restricts() {
-        computer = computer.with_sandbox(cli.sandbox.clone());
         let network = if cli.sandbox.network {
             "network allowed"
         } else {
@@ -132,6 +151,9 @@ pub fn computer(cli: &CliOptions) -> oi_computer::LocalComputer {
             "sandbox: {}, {network} ({support})",
             cli.sandbox.mode.as_str()
         );
+    }
+    if let Some(warning) = cli.sandbox.broad_workspace_warning() {
+        eprintln!("sandbox: {warning}");
     }
     computer
 }

@@ -1,5 +1,6 @@
 //! Asking before code runs: "Would you like to run this code? (y/n)", `e` to edit it in
-//! `$EDITOR` first, and safe mode's semgrep scan (spec e.6).
+//! `$EDITOR` first, and safe mode's semgrep scan (spec e.6). Code holding control or invisible
+//! characters (shown as `␍`, `␛`, `<U+202E>` …) gets a warning before the question.
 
 use std::io::Write;
 use std::process::Command;
@@ -7,6 +8,10 @@ use std::process::Command;
 use oi_core::{CodeContent, Decision, SafeMode};
 
 use crate::input::{LineSource, Read};
+use crate::sanitize::{Carriage, Sanitizer, has_hidden_characters, show_code};
+
+/// Said before the question when the code holds characters a terminal would not show.
+const HIDDEN_WARNING: &str = "  Warning: this code contains control or invisible characters (shown above as ␍ for a carriage return, ␛ for an escape, <U+…> for others). On a terminal they can hide part of a line: read the code as shown here before you answer.";
 
 /// What the user answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,11 +62,13 @@ fn scan(code: &CodeContent, out: &mut dyn Write) {
             let _ = writeln!(
                 out,
                 "  [Code Scanner: ]No issues were found in this {} code.\n",
-                code.format
+                show_code(&code.format)
             );
         }
         Ok(result) => {
-            let _ = out.write_all(&result.stdout);
+            let mut filter = Sanitizer::new(Carriage::NewLine);
+            let report = filter.push(&String::from_utf8_lossy(&result.stdout)) + &filter.finish();
+            let _ = out.write_all(report.as_bytes());
             let _ = writeln!(
                 out,
                 "  [Code Scanner: ] semgrep found possible issues (above).\n"
@@ -114,6 +121,10 @@ pub fn ask(
     };
     if scan_it {
         scan(code, out);
+    }
+    if has_hidden_characters(&code.content) {
+        let _ = writeln!(out, "\n{HIDDEN_WARNING}");
+        let _ = out.flush();
     }
     match source.read_line("\nWould you like to run this code? (y/n)\n\n") {
         Read::Interrupted => Answer::Stop,

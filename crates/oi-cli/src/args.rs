@@ -151,16 +151,16 @@ pub struct Args {
     /// Scan code with semgrep before approval: off, ask or auto.
     #[arg(long = "safe_mode", value_parser = ["off", "ask", "auto"])]
     pub safe_mode: Option<String>,
-    /// How code is approved: always-ask (default), auto (= -y) or never-run.
+    /// How code is approved: always-ask (default), auto (= -y) or never-run. Whatever the policy, the hard-deny list and --deny rules are checked first; --allow rules skip the question.
     #[arg(long = "approval_policy", value_parser = ["always-ask", "auto", "never-run"])]
     pub approval_policy: Option<String>,
-    /// Run code whose every line starts with this command without asking (repeatable).
+    /// Run a shell block without asking when it is one command (or a pipe of commands, none of them a shell) whose words start with COMMAND's words, e.g. "git status"; anything with ;, &&, $(…), $VAR or a redirection to a file still asks (repeatable). A convenience, not a safety boundary: the sandbox (--sandbox) is the wall.
     #[arg(long = "allow", value_name = "COMMAND")]
     pub allow: Vec<String>,
-    /// Never run code that contains this text (repeatable; deny wins over allow).
+    /// Never run code that contains TEXT, in the raw code or in a shell command's words after quotes and expansions are resolved (so c''url matches curl) (repeatable; deny wins over allow).
     #[arg(long = "deny", value_name = "TEXT")]
     pub deny: Vec<String>,
-    /// Turn off the hard-deny list (recursive deletes of /, ~ or the working directory's parents, disk formatting).
+    /// Turn off the hard-deny list: a seat belt that blocks, even with -y and when disguised, recursive deletes of /, system or home directories or the working directory and its parents, formatting or overwriting a disk, fork bombs and decoded payloads run by a shell. It is not a wall: the sandbox (--sandbox) is.
     #[arg(long = "no_hard_deny")]
     pub no_hard_deny: bool,
     /// What code may write: off (default), workspace (the working directory and the temp dir) or readonly.
@@ -172,6 +172,9 @@ pub struct Args {
     /// When the kernel cannot enforce the sandbox, run unsandboxed (saying so) instead of refusing.
     #[arg(long = "sandbox_fallback")]
     pub sandbox_fallback: bool,
+    /// Let the code see this environment variable although oi withholds it (oi's own keys always, provider keys under a sandbox); repeatable.
+    #[arg(long = "pass_env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Most processes a language session may have at once.
     #[arg(long = "max_processes")]
     pub max_processes: Option<u32>,
@@ -230,6 +233,14 @@ pub struct Args {
     /// With --server: port to bind (default INTERPRETER_PORT or 8000).
     #[arg(long = "port", requires = "server")]
     pub port: Option<u16>,
+    /// With --server: another name (NAME or NAME:PORT) clients may use in Host and Origin;
+    /// repeatable (adds to INTERPRETER_ALLOWED_HOSTS).
+    #[arg(long = "allowed_host", value_name = "NAME", requires = "server")]
+    pub allowed_host: Vec<String>,
+    /// With --server: serve beyond loopback without INTERPRETER_API_KEY (anyone who can reach
+    /// the port can run code).
+    #[arg(long = "insecure_no_key", requires = "server")]
+    pub insecure_no_key: bool,
 
     /// Print the version and exit.
     #[arg(long = "version")]

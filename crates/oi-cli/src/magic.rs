@@ -1,10 +1,14 @@
-//! Magic commands of the interactive session (spec e.3): input that starts with `%`.
+//! Magic commands of the interactive session (spec e.3): input that starts with `%`. What
+//! they print from the conversation or from commands is filtered first (see
+//! [`crate::sanitize`]); exported files keep the text as it is.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
 use oi_core::{Content, Interpreter, Kind, Message, Role};
+
+use crate::sanitize::{Carriage, Sanitizer, clean};
 
 /// The `%help` text.
 pub const HELP: &str = "> **Available Commands:**
@@ -55,14 +59,16 @@ pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut dyn Write) 
 
 async fn shell(command: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
     let mut output = interpreter.computer().run("shell", command);
+    let mut filter = Sanitizer::new(Carriage::NewLine);
     while let Some(piece) = output.next().await {
         if piece.kind == Kind::Console && piece.format.as_deref() == Some("output") {
             if let Content::Text(text) = piece.content {
-                out.write_all(text.as_bytes())?;
+                out.write_all(filter.push(&text).as_bytes())?;
                 out.flush()?;
             }
         }
     }
+    out.write_all(filter.finish().as_bytes())?;
     writeln!(out)
 }
 
@@ -83,7 +89,7 @@ fn verbose(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io
                 writeln!(
                     out,
                     "{}\n",
-                    serde_json::to_string(&message).unwrap_or_default()
+                    clean(&serde_json::to_string(&message).unwrap_or_default())
                 )?;
             }
             interpreter.settings_mut().verbose = true;
@@ -121,7 +127,7 @@ fn undo(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     for message in removed.iter().filter(|m| !m.text().is_empty()) {
         let head: String = message.text().chars().take(30).collect();
-        writeln!(out, "**Removed message:** `\"{head}...\"`")?;
+        writeln!(out, "**Removed message:** `\"{}...\"`", clean(&head))?;
     }
     writeln!(out)
 }
@@ -240,7 +246,7 @@ fn info(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
         oi_core::prompts::os_name(),
         std::env::consts::ARCH
     )?;
-    writeln!(out, "Model: {}", s.llm.model)?;
+    writeln!(out, "Model: {}", clean(&s.llm.model))?;
     writeln!(out, "Function calling: {uses_tools}")?;
     writeln!(
         out,
@@ -258,7 +264,7 @@ fn info(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
         show(s.llm.max_tokens.map(|v| v.to_string()))
     )?;
     writeln!(out, "Auto run: {}", s.auto_run)?;
-    writeln!(out, "API base: {}", show(s.llm.api_base.clone()))?;
+    writeln!(out, "API base: {}", clean(&show(s.llm.api_base.clone())))?;
     writeln!(out, "Offline: {}", s.offline)?;
     writeln!(out, "Max output: {}", s.max_output)?;
     writeln!(
@@ -272,12 +278,12 @@ fn info(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
             .collect::<Vec<_>>()
             .join(", ")
     )?;
-    writeln!(out, "\n# System Message\n\n{}\n", s.system_message)?;
+    writeln!(out, "\n# System Message\n\n{}\n", clean(&s.system_message))?;
     writeln!(out, "# Messages ({})\n", interpreter.messages().len())?;
     for message in interpreter.messages() {
         let json = serde_json::to_string(&message).unwrap_or_default();
         let short: String = json.chars().take(1000).collect();
-        writeln!(out, "{short}")?;
+        writeln!(out, "{}", clean(&short))?;
     }
     Ok(())
 }

@@ -12,8 +12,10 @@ mod magic;
 mod profiles;
 mod render;
 mod repl;
+mod sanitize;
 mod tty;
 mod turn;
+mod yaml_nesting;
 
 use std::io::{IsTerminal, Read as _};
 use std::process::ExitCode;
@@ -88,6 +90,10 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         if let Some(port) = args.port {
             config.port = port;
         }
+        config
+            .allowed_hosts
+            .extend(args.allowed_host.iter().cloned());
+        config.insecure_no_key |= args.insecure_no_key;
         config.sandbox = cli.sandbox.clone();
         config.limits = cli.limits;
         oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
@@ -151,7 +157,7 @@ async fn resume(
     let Some((path, messages)) = conversations::pick(&dir, source, &mut out)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    println!("\n{}", magic::to_markdown(&messages));
+    println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));
     interpreter.set_messages(messages);
     interpreter.settings_mut().conversation_filename =
         path.file_name().and_then(|n| n.to_str()).map(str::to_owned);

@@ -1,12 +1,29 @@
 //! Profiles: YAML (or JSON) files with Open Interpreter's keys (`llm:`, `computer:`, top-level
 //! settings), in `<config dir>/profiles`, plus the packaged `default.yaml`, `fast.yaml`,
 //! `local.yaml` and `vision.yaml` (spec e.4). Flags override profiles.
+//!
+//! A profile can turn on `auto_run`, turn off `hard_deny` or send the conversation to another
+//! `api_base`, so it is only read from where the user put it: a path the user wrote (it has a
+//! `/`, or starts with `.` or `~`), or a name looked up in the profiles folder, then among the
+//! packaged ones — never a bare name in the current directory, which a cloned repository
+//! controls. Before parsing, a file is refused when it is larger than 1 MiB or nests deeper
+//! than 32 levels (the YAML parser took 35 s on a 100 000-deep one).
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use oi_computer::{ResourceLimits, SandboxMode, SandboxPolicy};
 use oi_core::{OutputSender, SafeMode, Settings};
 use serde::Deserialize;
+
+use crate::sanitize::clean;
+use crate::yaml_nesting;
+
+/// The largest profile file read (real ones are a few hundred bytes).
+pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+
+/// The deepest nesting a profile may have (real ones use two or three levels).
+pub const MAX_PROFILE_NESTING: usize = 32;
 
 /// The packaged profiles: (file name, contents).
 pub const PACKAGED: &[(&str, &str)] = &[
@@ -89,6 +106,8 @@ pub struct Profile {
     hard_deny: Option<bool>,
     sandbox: Option<SandboxSpec>,
     limits: Option<ResourceLimits>,
+    /// Variables the code may see although oi withholds them (`--pass_env`).
+    pass_env: Option<Vec<String>>,
     /// The original's `wtf` command settings: accepted and ignored.
     wtf: Option<serde_norway::Value>,
 }
@@ -134,15 +153,22 @@ fn set<T>(target: &mut T, value: Option<T>) {
 }
 
 impl Profile {
-    /// Parses a profile; `origin` names the file in errors.
+    /// Parses a profile; `origin` names the file in errors. A profile nesting deeper than
+    /// [`MAX_PROFILE_NESTING`] is refused before the parser sees it.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ProfileError> {
+        let error = |message: String| ProfileError(clean(&format!("profile {origin}: {message}")));
+        if let Err(deep) = yaml_nesting::check(text, MAX_PROFILE_NESTING) {
+            return Err(error(format!(
+                "line {}: nested more than {} levels deep. Profiles need two or three levels (`llm:` and its keys); check that this is the profile you meant.",
+                deep.line, deep.limit
+            )));
+        }
         if origin.ends_with(".json") {
-            return serde_json::from_str(text)
-                .map_err(|e| ProfileError(format!("profile {origin}: {e}")));
+            return serde_json::from_str(text).map_err(|e| error(e.to_string()));
         }
         serde_norway::from_str::<Option<Profile>>(text)
             .map(Option::unwrap_or_default)
-            .map_err(|e| ProfileError(format!("profile {origin}: {e}")))
+            .map_err(|e| error(e.to_string()))
     }
 
     /// Applies the profile to settings and terminal options.
@@ -220,6 +246,11 @@ impl Profile {
             None => {}
         }
         set(&mut cli.limits, self.limits);
+        for name in self.pass_env.unwrap_or_default() {
+            if !cli.sandbox.pass_env.contains(&name) {
+                cli.sandbox.pass_env.push(name);
+            }
+        }
         set(&mut cli.highlight_active_line, self.highlight_active_line);
     }
 }
@@ -229,23 +260,91 @@ pub fn profiles_dir() -> Option<PathBuf> {
     oi_core::settings::config_dir().map(|dir| dir.join("profiles"))
 }
 
-fn packaged(name: &str) -> Option<&'static str> {
+/// The packaged profile called `name` (with or without `.yaml`): its file name and text.
+fn packaged_entry(name: &str) -> Option<(&'static str, &'static str)> {
     let stem = Path::new(name).file_stem()?.to_str()?;
     PACKAGED
         .iter()
         .find(|(file, _)| file.trim_end_matches(".yaml") == stem)
-        .map(|(_, text)| *text)
+        .copied()
 }
 
-/// Finds and reads a profile by name or path: an existing path; else `<profiles dir>/NAME`
-/// (with `.yaml`, `.yml` or `.json` added when there is no extension); else a packaged one.
-pub fn load(name: &str, dir: Option<&Path>) -> Result<Profile, ProfileError> {
-    if name.ends_with(".py") {
-        return Err(ProfileError(format!(
-            "profile {name}: Python profiles are not run by oi (it never executes profile code). Write the settings as YAML instead, e.g. `llm:\\n  model: gpt-4o`."
+fn packaged(name: &str) -> Option<&'static str> {
+    packaged_entry(name).map(|(_, text)| text)
+}
+
+/// Whether `name` is a path the user wrote (it has a `/`, starts with `.` or `~`, or is
+/// absolute) rather than the name of a profile.
+pub fn is_explicit_path(name: &str) -> bool {
+    name.contains('/')
+        || name.starts_with('.')
+        || name.starts_with('~')
+        || Path::new(name).is_absolute()
+}
+
+/// An explicit profile path with `~/` expanded to `home`.
+fn expand_home(name: &str, home: Option<&Path>) -> Result<PathBuf, ProfileError> {
+    let Some(rest) = name.strip_prefix('~') else {
+        return Ok(PathBuf::from(name));
+    };
+    let Some(rest) = rest.strip_prefix('/') else {
+        return Err(ProfileError(clean(&format!(
+            "profile {name}: only `~/` is expanded (to your home folder); write the full path instead."
+        ))));
+    };
+    match home {
+        Some(home) => Ok(home.join(rest)),
+        None => Err(ProfileError(clean(&format!(
+            "profile {name}: HOME is not set, so `~` cannot be expanded; write the full path instead."
+        )))),
+    }
+}
+
+/// Reads a profile file: a regular file of at most [`MAX_PROFILE_BYTES`].
+fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
+    let shown = path.display().to_string();
+    let error = |message: String| ProfileError(clean(&format!("profile {shown}: {message}")));
+    let metadata = std::fs::metadata(path).map_err(|e| error(e.to_string()))?;
+    if !metadata.is_file() {
+        return Err(error(
+            "not a regular file; give the path of a YAML or JSON profile.".to_owned(),
+        ));
+    }
+    if metadata.len() > MAX_PROFILE_BYTES {
+        return Err(error(format!(
+            "{} bytes is more than a profile can be ({MAX_PROFILE_BYTES} bytes at most; real ones are a few hundred); check that this is the file you meant.",
+            metadata.len()
         )));
     }
-    let mut candidates = vec![PathBuf::from(name)];
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_PROFILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| error(e.to_string()))?;
+    if bytes.len() as u64 > MAX_PROFILE_BYTES {
+        return Err(error(format!(
+            "more than {MAX_PROFILE_BYTES} bytes, more than a profile can be; check that this is the file you meant."
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| error("not UTF-8 text; save the profile as UTF-8.".to_owned()))?;
+    Profile::parse(&text, &shown)
+}
+
+/// Finds and reads a profile. A path the user wrote ([`is_explicit_path`]; `~/` is the home
+/// folder) is read as given. Any other name is looked up in `dir`, the profiles folder (as
+/// given, or with `.yaml`, `.yml` or `.json` added when it has no extension), then among the
+/// packaged profiles — never in the current directory.
+pub fn load(name: &str, dir: Option<&Path>) -> Result<Profile, ProfileError> {
+    if name.ends_with(".py") {
+        return Err(ProfileError(clean(&format!(
+            "profile {name}: Python profiles are not run by oi (it never executes profile code). Write the settings as YAML instead, e.g. `llm:\\n  model: gpt-4o`."
+        ))));
+    }
+    if is_explicit_path(name) {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        return read_profile(&expand_home(name, home.as_deref())?);
+    }
+    let mut candidates = Vec::new();
     if let Some(dir) = dir {
         candidates.push(dir.join(name));
         if Path::new(name).extension().is_none() {
@@ -255,38 +354,44 @@ pub fn load(name: &str, dir: Option<&Path>) -> Result<Profile, ProfileError> {
         }
     }
     if let Some(path) = candidates.iter().find(|p| p.is_file()) {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ProfileError(format!("profile {}: {e}", path.display())))?;
-        return Profile::parse(&text, &path.display().to_string());
+        return read_profile(path);
     }
     match packaged(name) {
         Some(text) => Profile::parse(text, &format!("{name} (packaged)")),
-        None => {
-            let names: Vec<&str> = PACKAGED.iter().map(|(n, _)| *n).collect();
-            let place = dir.map_or_else(
-                || "the profiles folder".to_owned(),
-                |d| d.display().to_string(),
-            );
-            Err(ProfileError(format!(
-                "profile `{name}` not found: no such file, nothing in {place}, and no packaged profile of that name ({}).",
-                names.join(", ")
-            )))
-        }
+        None => Err(not_found(name, dir)),
     }
+}
+
+/// The error for a profile name found nowhere, with a hint when a file of that name is in
+/// the current directory (which is not searched).
+fn not_found(name: &str, dir: Option<&Path>) -> ProfileError {
+    let names: Vec<&str> = PACKAGED.iter().map(|(n, _)| *n).collect();
+    let place = dir.map_or_else(
+        || "the profiles folder".to_owned(),
+        |d| d.display().to_string(),
+    );
+    let mut message = format!(
+        "profile `{name}` not found: nothing of that name in {place}, and no packaged profile of that name ({}).",
+        names.join(", ")
+    );
+    if Path::new(name).exists() {
+        message.push_str(&format!(
+            " A file `{name}` is in the current directory, but a bare name is never read from there (a downloaded project could change oi's settings that way); to use it, give its path: --profile ./{name}"
+        ));
+    }
+    ProfileError(clean(&message))
 }
 
 /// Writes the packaged profile `name` (default: `default.yaml`) into `dir`, replacing the user's.
 pub fn reset(name: &str, dir: &Path) -> Result<PathBuf, ProfileError> {
-    let file = if Path::new(name).extension().is_some() {
-        name.to_owned()
-    } else {
-        format!("{name}.yaml")
-    };
-    let text = packaged(&file)
-        .ok_or_else(|| ProfileError(format!("there is no packaged profile `{name}` to reset")))?;
+    let (file, text) = packaged_entry(name).ok_or_else(|| {
+        ProfileError(clean(&format!(
+            "there is no packaged profile `{name}` to reset"
+        )))
+    })?;
     std::fs::create_dir_all(dir)
         .map_err(|e| ProfileError(format!("could not create {}: {e}", dir.display())))?;
-    let path = dir.join(&file);
+    let path = dir.join(file);
     std::fs::write(&path, text)
         .map_err(|e| ProfileError(format!("could not write {}: {e}", path.display())))?;
     Ok(path)

@@ -1,21 +1,40 @@
-//! Plain-text rendering of a turn: assistant text as is, code and output in fenced blocks, no
-//! escape codes. Used for `--plain`, pipes and one-shot runs.
+//! Plain-text rendering of a turn: assistant text, code and output in fenced blocks, no
+//! escape codes. Used for `--plain`, pipes and one-shot runs. Nothing from the model or the
+//! code reaches the output unfiltered (see [`crate::sanitize`]): messages and output lose
+//! escape sequences and controls (a `\r` becomes a line break), code shows its controls.
 
 use oi_core::{Chunk, Content, Kind, Role};
 
+use crate::sanitize::{Carriage, Sanitizer, show_code};
+
 /// Renders framed chunks to plain text, keeping track of open blocks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PlainRenderer {
     /// An output block was opened and not yet closed.
     output_open: bool,
     /// The last character written, to close blocks on a fresh line.
     last_char: Option<char>,
+    /// Filters the model's message text.
+    message: Sanitizer,
+    /// Filters the code's output.
+    output: Sanitizer,
+}
+
+impl Default for PlainRenderer {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl PlainRenderer {
     /// A renderer at the start of a turn.
     pub fn new() -> Self {
-        Self::default()
+        PlainRenderer {
+            output_open: false,
+            last_char: None,
+            message: Sanitizer::new(Carriage::NewLine),
+            output: Sanitizer::new(Carriage::NewLine),
+        }
     }
 
     /// The text to print for `chunk`.
@@ -38,13 +57,17 @@ impl PlainRenderer {
         let Some(kind) = chunk.kind else {
             return String::new();
         };
-        let format = chunk.format.as_deref().unwrap_or("");
+        let format = show_code(chunk.format.as_deref().unwrap_or(""));
         match (chunk.role, kind) {
             (Role::Assistant, Kind::Message) => {
                 if chunk.end {
-                    return self.newline_if_needed().to_owned();
+                    let rest = self.message.finish();
+                    if rest.is_empty() {
+                        return self.newline_if_needed().to_owned();
+                    }
+                    return rest;
                 }
-                chunk.text().unwrap_or("").to_owned()
+                self.message.push(chunk.text().unwrap_or(""))
             }
             (Role::Assistant, Kind::Code) => {
                 if chunk.start {
@@ -53,7 +76,7 @@ impl PlainRenderer {
                 if chunk.end {
                     return format!("{}```\n", self.newline_if_needed());
                 }
-                chunk.text().unwrap_or("").to_owned()
+                show_code(chunk.text().unwrap_or(""))
             }
             (Role::Computer, Kind::Console) => self.render_console(chunk),
             (Role::Computer, Kind::Image) if !chunk.is_flag() => {
@@ -70,7 +93,7 @@ impl PlainRenderer {
                 if chunk.end {
                     return format!("{}```\n", self.newline_if_needed());
                 }
-                chunk.text().unwrap_or("").to_owned()
+                show_code(chunk.text().unwrap_or(""))
             }
             _ => String::new(),
         }
@@ -81,11 +104,16 @@ impl PlainRenderer {
             return String::new();
         }
         if chunk.end {
+            let rest = self.output.finish();
             if !self.output_open {
                 return String::new();
             }
             self.output_open = false;
-            return format!("{}```\n", self.newline_if_needed());
+            let newline = match rest.chars().last().or(self.last_char) {
+                None | Some('\n') => "",
+                Some(_) => "\n",
+            };
+            return format!("{rest}{newline}```\n");
         }
         match (&chunk.content, chunk.format.as_deref()) {
             (Some(Content::Text(text)), Some("output")) => {
@@ -95,7 +123,7 @@ impl PlainRenderer {
                     out.push_str(self.newline_if_needed());
                     out.push_str("```output\n");
                 }
-                out.push_str(text);
+                out.push_str(&self.output.push(text));
                 out
             }
             _ => String::new(),

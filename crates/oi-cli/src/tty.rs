@@ -1,7 +1,13 @@
 //! Terminal rendering with colour: assistant text as it streams, code in a coloured block, output
-//! dimmed, and the running line shown on a status line while code runs.
+//! dimmed, and the running line shown on a status line while code runs. The only escape
+//! sequences that reach the terminal are the ones written here: the model's text and the
+//! code's output are filtered first, and code shows its control characters (see
+//! [`crate::sanitize`]). A `\r` in output clears the line and writes it again, so progress
+//! bars stay readable.
 
 use oi_core::{Chunk, Content, Kind, Role};
+
+use crate::sanitize::{Carriage, Sanitizer, show_code};
 
 const RESET: &str = "\x1b[0m";
 const CODE: &str = "\x1b[36m";
@@ -11,7 +17,7 @@ const ACTIVE: &str = "\x1b[30;47m";
 const CLEAR_LINE: &str = "\r\x1b[2K";
 
 /// Renders framed chunks with ANSI colours.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TtyRenderer {
     highlight_active_line: bool,
     /// The code of the current block, to show the running line.
@@ -23,8 +29,12 @@ pub struct TtyRenderer {
     /// The current, not yet complete line of a message or code block (printed raw, redrawn
     /// styled when it completes).
     pending: String,
-    /// The language of the open code block (`None` in a message).
+    /// The language of the open code block (`None` in a message), made safe to show.
     language: Option<String>,
+    /// Filters the model's message text.
+    message: Sanitizer,
+    /// Filters the code's output.
+    output: Sanitizer,
 }
 
 /// Terminal width, from `COLUMNS` (80 when unknown): longer lines are not redrawn.
@@ -40,7 +50,13 @@ impl TtyRenderer {
     pub fn new(highlight_active_line: bool) -> Self {
         TtyRenderer {
             highlight_active_line,
-            ..Self::default()
+            code: String::new(),
+            status_shown: false,
+            last_char: None,
+            pending: String::new(),
+            language: None,
+            message: Sanitizer::new(Carriage::NewLine),
+            output: Sanitizer::new(Carriage::ClearLine),
         }
     }
 
@@ -76,8 +92,8 @@ impl TtyRenderer {
         }
     }
 
-    /// Prints `text` as it comes (code in colour) and redraws each completed line styled, when
-    /// it fits on one terminal row.
+    /// Prints already filtered `text` as it comes (code in colour) and redraws each completed
+    /// line styled, when it fits on one terminal row.
     fn stream(&mut self, text: &str) -> String {
         let mut out = String::new();
         for piece in text.split_inclusive('\n') {
@@ -116,15 +132,21 @@ impl TtyRenderer {
         let Some(kind) = chunk.kind else {
             return String::new();
         };
-        let format = chunk.format.clone().unwrap_or_default();
+        let format = show_code(chunk.format.as_deref().unwrap_or(""));
         match (chunk.role, kind) {
             (Role::Assistant, Kind::Message) if chunk.start => {
                 self.language = None;
                 self.pending.clear();
                 String::new()
             }
-            (Role::Assistant, Kind::Message) if chunk.end => self.redraw() + &self.newline(),
-            (Role::Assistant, Kind::Message) => self.stream(chunk.text().unwrap_or("")),
+            (Role::Assistant, Kind::Message) if chunk.end => {
+                let rest = self.message.finish();
+                self.stream(&rest) + &self.redraw() + &self.newline()
+            }
+            (Role::Assistant, Kind::Message) => {
+                let text = self.message.push(chunk.text().unwrap_or(""));
+                self.stream(&text)
+            }
             (Role::Assistant, Kind::Code) if chunk.start => {
                 self.code.clear();
                 self.pending.clear();
@@ -140,7 +162,7 @@ impl TtyRenderer {
             (Role::Assistant, Kind::Code) => {
                 let text = chunk.text().unwrap_or("");
                 self.code.push_str(text);
-                self.stream(text)
+                self.stream(&show_code(text))
             }
             (Role::Computer, Kind::Console) => self.console(chunk),
             (Role::Computer, Kind::Image) if !chunk.is_flag() => {
@@ -163,6 +185,7 @@ impl TtyRenderer {
             return String::new();
         }
         if chunk.end {
+            let _ = self.output.finish();
             let mut out = if self.status_shown {
                 self.text("")
             } else {
@@ -173,6 +196,10 @@ impl TtyRenderer {
         }
         match &chunk.content {
             Some(Content::Text(text)) if chunk.has_format("output") => {
+                let text = self.output.push(text);
+                if text.is_empty() {
+                    return String::new();
+                }
                 self.text(&format!("{DIM}{text}{RESET}"))
             }
             Some(Content::Line(line)) if self.highlight_active_line && self.line_start() => {
@@ -182,7 +209,7 @@ impl TtyRenderer {
                     .nth((*line as usize).saturating_sub(1))
                     .unwrap_or("")
                     .trim();
-                let source: String = source.chars().take(70).collect();
+                let source = show_code(&source.chars().take(70).collect::<String>());
                 self.status_shown = true;
                 format!("{CLEAR_LINE}{ACTIVE} running line {line} {RESET} {DIM}{source}{RESET}")
             }

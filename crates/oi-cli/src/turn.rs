@@ -1,16 +1,19 @@
 //! Drives one turn in the terminal: renders chunks, asks before code runs, and stops the turn on
-//! CTRL-C (model request cancelled, process group killed) without leaving the program.
+//! CTRL-C (model request cancelled, process group killed) without leaving the program. Text
+//! that is not oi's own (chunks, error messages, notes) is filtered before it is printed (see
+//! [`crate::sanitize`]).
 
 use std::io::{IsTerminal, Write};
 
 use futures::{FutureExt, StreamExt};
 use oi_core::lmc::CodeTag;
-use oi_core::{Chunk, CodeContent, SafeMode, Turn, TurnEvent};
+use oi_core::{Chunk, CodeContent, Kind, SafeMode, Turn, TurnEvent};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::approve::{self, Answer};
 use crate::input::LineSource;
 use crate::render::PlainRenderer;
+use crate::sanitize::{clean, show_code};
 use crate::tty::TtyRenderer;
 
 /// Plain text or colour.
@@ -73,6 +76,7 @@ pub async fn run(
 ) -> anyhow::Result<Ended> {
     interrupts.clear();
     let mut out = std::io::stdout();
+    let mut shown_code = String::new();
     loop {
         let next = tokio::select! {
             chunk = turn.next() => Some(chunk),
@@ -93,6 +97,9 @@ pub async fn run(
                     format: request.language().to_owned(),
                     content: request.code().to_owned(),
                 };
+                if code.content != shown_code {
+                    show_final_code(&code.format, &code.content, &mut out)?;
+                }
                 match tokio::task::block_in_place(|| {
                     approve::ask(&code, safe_mode, source, &mut out)
                 }) {
@@ -101,12 +108,13 @@ pub async fn run(
                 }
                 continue;
             }
-            TurnEvent::Error(error) => return Err(error.into()),
+            TurnEvent::Error(error) => return Err(anyhow::anyhow!(clean(&error.to_string()))),
             TurnEvent::Complete => continue,
         };
+        track_code(&chunk, &mut shown_code);
         if crate::display::is_displayable(&chunk) {
             let note = crate::display::show(&chunk, &crate::display::output_dir());
-            out.write_all(note.as_bytes())?;
+            out.write_all(clean(&note).as_bytes())?;
             continue;
         }
         let text = renderer.render(&chunk);
@@ -115,6 +123,30 @@ pub async fn run(
             out.flush()?;
         }
     }
+}
+
+/// Keeps the code of the model's current block as it was shown.
+fn track_code(chunk: &Chunk, shown: &mut String) {
+    if chunk.role != oi_core::Role::Assistant || chunk.kind != Some(Kind::Code) {
+        return;
+    }
+    if chunk.start {
+        shown.clear();
+    }
+    if let Some(text) = chunk.text().filter(|_| !chunk.is_flag()) {
+        shown.push_str(text);
+    }
+}
+
+/// Shows the code that will run when it is not what was shown as the model wrote it (oi
+/// repairs some garbled blocks): the question is always about visible code.
+fn show_final_code(language: &str, code: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\nThe code that will run (as repaired by oi):\n```{}\n{}\n```",
+        show_code(language),
+        show_code(code.trim_end_matches('\n'))
+    )
 }
 
 /// Says the turn was stopped and leaves the terminal clean.

@@ -1,11 +1,13 @@
 //! Latency of `print(1)` in oi's Python session: several cold starts (a new computer, so a
 //! new session, each time) and the median of many warm round trips.
 //!
-//! `cargo run --release -p oi-computer --example latency -- [COLD_STARTS] [WARM_RUNS]`
+//! `cargo run --release -p oi-computer --example latency -- [COLD_STARTS] [WARM_RUNS] [SANDBOX]`
+//! (SANDBOX: `off`, the default, `workspace` or `readonly`; a sandboxed session also starts in
+//! its own PID and mount namespaces where the machine allows).
 
 use std::time::{Duration, Instant};
 
-use oi_computer::LocalComputer;
+use oi_computer::{LocalComputer, SandboxMode, SandboxPolicy, SandboxSupport};
 use oi_core::computer::{Computer, Output};
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -28,14 +30,20 @@ async fn print_one(computer: &LocalComputer) -> Result<Duration, String> {
     }
 }
 
-async fn measure(cold_starts: usize, warm_runs: usize) -> Result<(), String> {
+async fn measure(
+    cold_starts: usize,
+    warm_runs: usize,
+    mode: SandboxMode,
+    support: SandboxSupport,
+) -> Result<(), String> {
+    let new = || LocalComputer::new().with_sandbox_support(SandboxPolicy::new(mode), support);
     let mut cold = Vec::new();
     for _ in 0..cold_starts {
-        let computer = LocalComputer::new();
+        let computer = new();
         cold.push(print_one(&computer).await?);
         computer.terminate().await;
     }
-    let computer = LocalComputer::new();
+    let computer = new();
     print_one(&computer).await?;
     let mut warm = Vec::new();
     for _ in 0..warm_runs {
@@ -57,6 +65,21 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let cold_starts = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
     let warm_runs = args.next().and_then(|a| a.parse().ok()).unwrap_or(200);
+    let mode = match args.next().map(|a| a.parse::<SandboxMode>()) {
+        None => SandboxMode::Off,
+        Some(Ok(mode)) => mode,
+        Some(Err(e)) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    // Probed once, as oi and oi-server do, so cold starts measure sessions only.
+    let probing = Instant::now();
+    let support = oi_computer::probe();
+    eprintln!(
+        "probe_ms={:.2} ({support})",
+        probing.elapsed().as_secs_f64() * 1e3
+    );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -68,7 +91,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    if let Err(e) = runtime.block_on(measure(cold_starts, warm_runs)) {
+    if let Err(e) = runtime.block_on(measure(cold_starts, warm_runs, mode, support)) {
         eprintln!("{e}");
         std::process::exit(1);
     }

@@ -1,33 +1,54 @@
-//! Confining a session: deciding what of the sandbox policy is enforced, preparing the
-//! Landlock ruleset, the seccomp filter and the rlimits in the parent, and applying them in
-//! the child between fork and exec.
+//! Confining a session: deciding what of the sandbox policy is enforced, preparing in the
+//! parent everything the child applies between clone and exec (namespaces and mounts, rlimits,
+//! capabilities, the Landlock ruleset, seccomp filters), the environment it inherits, and the
+//! cgroup it joins.
 
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::child::Step;
+use crate::environment::{Inherit, Secrets};
 use crate::limits::{ResourceLimits, Rlimits};
 use crate::sandbox::{SandboxMode, SandboxPolicy, SandboxSupport};
 
-/// The sandbox policy, resource limits and kernel support every session of a computer uses.
+/// The sandbox policy, resource limits, secrets and kernel support every session of a
+/// computer uses.
 #[derive(Debug, Default)]
 pub(crate) struct Confine {
     /// The policy asked for.
     pub policy: SandboxPolicy,
-    /// What the kernel supports (probed once).
-    pub support: SandboxSupport,
+    /// What the machine supports: given, or probed when the first session starts.
+    support: OnceLock<SandboxSupport>,
     /// Per-session resource limits.
     pub limits: ResourceLimits,
+    /// oi's secrets, withheld from every child.
+    pub secrets: Secrets,
+    /// Directories sandboxed code may not write besides oi's config directory.
+    pub protected: Vec<PathBuf>,
     /// Whether the "running unsandboxed" warning was given.
     warned: AtomicBool,
+    /// oi's cgroup, found when the first session starts.
+    #[cfg(target_os = "linux")]
+    cgroup: OnceLock<Option<crate::cgroup::CgroupParent>>,
 }
 
 impl Clone for Confine {
     fn clone(&self) -> Self {
+        let support = OnceLock::new();
+        if let Some(known) = self.support.get() {
+            let _ = support.set(*known);
+        }
         Confine {
             policy: self.policy.clone(),
-            support: self.support,
+            support,
             limits: self.limits,
+            secrets: self.secrets.clone(),
+            protected: self.protected.clone(),
             warned: AtomicBool::new(self.warned.load(Ordering::SeqCst)),
+            #[cfg(target_os = "linux")]
+            cgroup: OnceLock::new(),
         }
     }
 }
@@ -42,34 +63,53 @@ pub(crate) enum Gate {
 }
 
 impl Confine {
-    /// A confinement with `policy`, `limits` and the probed `support`.
+    /// A confinement with `policy`, `limits` and `support` (`None`: probed when needed).
     pub(crate) fn new(
         policy: SandboxPolicy,
-        support: SandboxSupport,
+        support: Option<SandboxSupport>,
         limits: ResourceLimits,
     ) -> Confine {
+        let known = OnceLock::new();
+        if let Some(support) = support {
+            let _ = known.set(support);
+        }
         Confine {
             policy,
-            support,
+            support: known,
             limits,
-            warned: AtomicBool::new(false),
+            ..Confine::default()
         }
+    }
+
+    /// What the machine supports. Probed on first use when not given: without a file-system
+    /// sandbox only the cheap parts (no namespace probe).
+    pub(crate) fn support(&self) -> SandboxSupport {
+        *self.support.get_or_init(|| {
+            if self.policy.mode == SandboxMode::Off {
+                crate::sandbox::probe_light()
+            } else {
+                crate::sandbox::probe()
+            }
+        })
     }
 
     /// Whether the file-system part of the policy is enforced.
     fn fs(&self) -> bool {
-        self.policy.mode != SandboxMode::Off && self.support.filesystem()
+        self.policy.mode != SandboxMode::Off && self.support().filesystem()
     }
 
     /// Whether network denial is enforced.
     fn net_denied(&self) -> bool {
-        !self.policy.network && self.support.network()
+        !self.policy.network && self.support().network()
     }
 
     /// Whether sessions may start, and the warning to give once when the policy is only
     /// partly enforced because the user allowed the fallback.
     pub(crate) fn gate(&self) -> Gate {
-        let Some(missing) = self.support.missing(&self.policy) else {
+        if !self.policy.restricts() {
+            return Gate::Run(None);
+        }
+        let Some(missing) = self.support().missing(&self.policy) else {
             return Gate::Run(None);
         };
         if !self.policy.allow_unsandboxed_fallback {
@@ -91,8 +131,17 @@ impl Confine {
         )))
     }
 
+    /// What children may inherit of oi's environment.
+    pub(crate) fn inherit(&self) -> Inherit<'_> {
+        Inherit {
+            secrets: &self.secrets,
+            pass: &self.policy.pass_env,
+            sandboxed: self.policy.restricts(),
+        }
+    }
+
     /// The environment markers children see.
-    fn envs(&self) -> Vec<(String, String)> {
+    fn markers(&self) -> Vec<(String, String)> {
         let mut envs = Vec::new();
         if self.fs() {
             envs.push(("OI_SANDBOX".to_owned(), self.policy.mode.to_string()));
@@ -107,52 +156,158 @@ impl Confine {
         envs
     }
 
+    /// oi's directories sandboxed code may not write: its config directory and `protected`.
+    fn protected_dirs(&self) -> Vec<PathBuf> {
+        oi_core::settings::config_dir()
+            .into_iter()
+            .chain(self.protected.iter().cloned())
+            .collect()
+    }
+
+    /// The directories sandboxed code may write, canonical: the session's `scratch`
+    /// directory, and in `workspace` mode the workspace, the temp directory and `/dev/shm`.
+    fn writable_roots(&self, scratch: Option<&Path>) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = scratch.map(Path::to_path_buf).into_iter().collect();
+        if self.policy.mode == SandboxMode::Workspace {
+            roots.push(self.policy.workspace.clone());
+            roots.push(std::env::temp_dir());
+            roots.push(PathBuf::from("/dev/shm"));
+        }
+        roots
+            .iter()
+            .map(|r| crate::protected::canonical(r))
+            .collect()
+    }
+
     /// Builds what the child applies; `scratch` is the session's private work directory,
-    /// writable in every mode.
-    pub(crate) fn prepare(&self, scratch: Option<&Path>) -> std::io::Result<Prepared> {
-        let cwd = (self.policy.mode != SandboxMode::Off).then(|| self.policy.workspace.clone());
+    /// writable in every mode; `tag` names the session's cgroup.
+    pub(crate) fn prepare(&self, scratch: Option<&Path>, tag: &str) -> std::io::Result<Prepared> {
+        let workdir = if self.policy.mode == SandboxMode::Off {
+            None
+        } else {
+            Some(
+                CString::new(self.policy.workspace.as_os_str().as_encoded_bytes())
+                    .map_err(|_| std::io::Error::other("the workspace path contains a NUL byte"))?,
+            )
+        };
         Ok(Prepared {
+            confinement: Confinement {
+                workdir,
+                rlimits: Rlimits::for_limits(&self.limits),
+                #[cfg(target_os = "linux")]
+                linux: self.linux(scratch)?,
+            },
+            markers: self.markers(),
             #[cfg(target_os = "linux")]
-            ruleset: self.ruleset(scratch)?,
-            #[cfg(target_os = "linux")]
-            filter: if self.net_denied() {
-                crate::seccomp::deny_network()
-            } else {
+            leaf: self.leaf(tag),
+            #[cfg(not(target_os = "linux"))]
+            leaf: {
+                let _ = (scratch, tag);
                 None
             },
-            rlimits: Rlimits::for_limits(&self.limits),
-            envs: self.envs(),
-            cwd,
+        })
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Confine {
+    /// The Linux-only part of a session's confinement.
+    fn linux(&self, scratch: Option<&Path>) -> std::io::Result<LinuxConfinement> {
+        let support = self.support();
+        let (fs, net_denied) = (self.fs(), self.net_denied());
+        let roots = if fs {
+            self.writable_roots(scratch)
+        } else {
+            Vec::new()
+        };
+        let protected = self.protected_dirs();
+        let namespaces = if fs {
+            let guarded = crate::protected::inside_roots(&protected, &roots)?;
+            let pinned = crate::protected::pinned(&guarded, &roots);
+            crate::namespaces::NamespacePlan::new(support.namespaces, &pinned, &guarded)?
+        } else {
+            None
+        };
+        // Without a mount namespace, Landlock itself leaves the protected directories out.
+        let carve_out: Vec<PathBuf> = if namespaces.is_none() {
+            protected
+                .iter()
+                .map(|p| crate::protected::canonical(p))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let ruleset = self.ruleset(&roots, &carve_out)?;
+        let terminal_rights = ruleset.as_ref().map_or(0, |r| r.handled(TERMINAL_RIGHTS));
+        let no_new_privs = fs || net_denied;
+        let mut filters = Vec::new();
+        if support.seccomp && (no_new_privs || crate::capabilities::has_sys_admin()) {
+            filters.extend(crate::seccomp::deny_terminal_injection());
+        }
+        if fs && support.seccomp {
+            filters.extend(crate::seccomp::sandbox());
+        }
+        if net_denied {
+            filters.extend(crate::seccomp::deny_network());
+        }
+        Ok(LinuxConfinement {
+            namespaces,
+            drop_capabilities: fs,
+            no_new_privs,
+            ruleset,
+            terminal_rights,
+            filters,
         })
     }
 
-    #[cfg(target_os = "linux")]
-    fn ruleset(&self, scratch: Option<&Path>) -> std::io::Result<Option<crate::landlock::Ruleset>> {
+    /// A cgroup leaf for the session, where oi's cgroup allows (else the session goes without).
+    fn leaf(&self, tag: &str) -> Option<crate::cgroup::Leaf> {
+        if !self.support().cgroup {
+            return None;
+        }
+        let parent = self.cgroup.get_or_init(|| {
+            let parent = crate::cgroup::CgroupParent::find();
+            if let Some(parent) = &parent {
+                parent.sweep_stale();
+            }
+            parent
+        });
+        parent.as_ref()?.create_leaf(tag, &self.limits).ok()
+    }
+
+    /// The Landlock ruleset: reads everywhere, writes only beneath `roots` (except beneath
+    /// `carve_out`), never device nodes; TCP and abstract sockets as the network policy says.
+    fn ruleset(
+        &self,
+        roots: &[PathBuf],
+        carve_out: &[PathBuf],
+    ) -> std::io::Result<Option<crate::landlock::Ruleset>> {
         use crate::landlock::{Handled, Ruleset, fs, net, scope};
-        let abi = self.support.landlock_abi;
-        if abi == 0 || !(self.fs() || self.net_denied()) {
+        let abi = self.support().landlock_abi;
+        let (fs_on, net_denied) = (self.fs(), self.net_denied());
+        if abi == 0 || !(fs_on || net_denied) {
             return Ok(None);
         }
         let mut handled = Handled::default();
-        if self.fs() {
+        if fs_on {
             handled.fs = fs::all(abi);
         }
-        if self.net_denied() && abi >= 4 {
+        if net_denied && abi >= 4 {
             handled.net = net::BIND_TCP | net::CONNECT_TCP;
         }
-        if abi >= 6 && self.fs() {
+        if abi >= 6 && fs_on {
             handled.scoped |= scope::SIGNAL;
         }
-        if abi >= 6 && self.net_denied() {
+        if abi >= 6 && net_denied {
             handled.scoped |= scope::ABSTRACT_UNIX_SOCKET;
         }
         if handled.fs == 0 && handled.net == 0 && handled.scoped == 0 {
             return Ok(None);
         }
         let mut ruleset = Ruleset::new(handled)?;
-        if self.fs() {
+        if fs_on {
             ruleset.allow(Path::new("/"), fs::READ)?;
-            let device = fs::READ_FILE | fs::WRITE_FILE | fs::TRUNCATE | fs::IOCTL_DEV;
+            let device = TERMINAL_RIGHTS;
             for path in [
                 "/dev/null",
                 "/dev/zero",
@@ -163,55 +318,118 @@ impl Confine {
             ] {
                 ruleset.allow(Path::new(path), device)?;
             }
-            let mut writable: Vec<PathBuf> = scratch.map(Path::to_path_buf).into_iter().collect();
-            if self.policy.mode == SandboxMode::Workspace {
-                writable.push(self.policy.workspace.clone());
-                writable.push(std::env::temp_dir());
-                writable.push(PathBuf::from("/dev/shm"));
-            }
-            for dir in writable {
-                ruleset.allow(&dir, fs::all(abi))?;
+            let writable = fs::all(abi) & !fs::MAKE_DEVICE;
+            for root in roots {
+                for path in crate::protected::grants_except(root, carve_out) {
+                    ruleset.allow(&path, writable)?;
+                }
             }
         }
         Ok(Some(ruleset))
     }
 }
 
-/// What one child applies before exec, built in the parent.
+/// What sandboxed code may do with `/dev/null`, terminals and the like: read, write, truncate
+/// and ioctl them (Landlock), nothing else.
+#[cfg(target_os = "linux")]
+const TERMINAL_RIGHTS: u64 = crate::landlock::fs::READ_FILE
+    | crate::landlock::fs::WRITE_FILE
+    | crate::landlock::fs::TRUNCATE
+    | crate::landlock::fs::IOCTL_DEV;
+
+/// What one child needs besides its program: the confinement it applies, the environment
+/// markers, and its cgroup.
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    #[cfg(target_os = "linux")]
-    ruleset: Option<crate::landlock::Ruleset>,
-    #[cfg(target_os = "linux")]
-    filter: Option<Vec<libc::sock_filter>>,
-    rlimits: Rlimits,
-    envs: Vec<(String, String)>,
-    cwd: Option<PathBuf>,
+    /// What the child applies between clone and exec.
+    pub confinement: Confinement,
+    /// The environment markers to set.
+    pub markers: Vec<(String, String)>,
+    /// The session's cgroup leaf, when it has one.
+    pub leaf: Option<crate::cgroup::Leaf>,
 }
 
-impl Prepared {
-    /// The environment markers to set.
-    pub(crate) fn envs(&self) -> &[(String, String)] {
-        &self.envs
-    }
+/// What the child applies between clone and exec, built in the parent.
+#[derive(Debug)]
+pub(crate) struct Confinement {
+    workdir: Option<CString>,
+    rlimits: Rlimits,
+    #[cfg(target_os = "linux")]
+    linux: LinuxConfinement,
+}
 
-    /// The directory the child starts in, when the sandbox sets one.
-    pub(crate) fn cwd(&self) -> Option<&Path> {
-        self.cwd.as_deref()
-    }
+/// The Linux-only steps.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+struct LinuxConfinement {
+    namespaces: Option<crate::namespaces::NamespacePlan>,
+    drop_capabilities: bool,
+    no_new_privs: bool,
+    ruleset: Option<crate::landlock::Ruleset>,
+    /// What the ruleset grants on terminals (also on a private `/dev/pts` mounted later).
+    terminal_rights: u64,
+    filters: Vec<Vec<libc::sock_filter>>,
+}
 
-    /// Applies everything in the child: rlimits, then Landlock, then seccomp. Only syscalls
-    /// on memory built before the fork: safe between fork and exec.
-    pub(crate) fn apply_in_child(&self) -> std::io::Result<()> {
-        self.rlimits.apply()?;
+impl Confinement {
+    /// The namespace flags for `clone` (0: none).
+    pub(crate) fn clone_flags(&self) -> libc::c_int {
         #[cfg(target_os = "linux")]
-        {
-            if let Some(ruleset) = &self.ruleset {
-                crate::landlock::restrict_self(ruleset.raw_fd())?;
+        if let Some(plan) = &self.linux.namespaces {
+            return plan.flags;
+        }
+        0
+    }
+
+    /// Whether the child is PID 1 of its own PID namespace.
+    pub(crate) fn own_pid_namespace(&self) -> bool {
+        self.clone_flags() != 0
+    }
+
+    /// Applies everything in the child, in order: namespaces and mounts, working directory,
+    /// rlimits, capabilities, `no_new_privs`, Landlock, seccomp. Only syscalls on memory
+    /// built before the clone: safe between clone and exec.
+    pub(crate) fn apply_in_child(&self) -> Result<(), (Step, i32)> {
+        #[cfg(target_os = "linux")]
+        let private_terminals = match &self.linux.namespaces {
+            Some(plan) => plan.apply_in_child()?,
+            None => false,
+        };
+        if let Some(dir) = &self.workdir {
+            // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
+            if unsafe { libc::chdir(dir.as_ptr()) } != 0 {
+                return Err((Step::WorkDir, crate::process::errno()));
             }
-            if let Some(filter) = &self.filter {
-                crate::seccomp::install(filter)?;
-            }
+        }
+        self.rlimits
+            .apply()
+            .map_err(|e| (Step::Rlimits, e.raw_os_error().unwrap_or(libc::EIO)))?;
+        #[cfg(target_os = "linux")]
+        self.linux.apply_in_child(private_terminals)?;
+        Ok(())
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl LinuxConfinement {
+    /// Capabilities, `no_new_privs`, Landlock (first granting the terminal rights on the
+    /// session's private `/dev/pts` when it has one), seccomp.
+    fn apply_in_child(&self, private_terminals: bool) -> Result<(), (Step, i32)> {
+        if let (true, Some(ruleset)) = (private_terminals, &self.ruleset) {
+            crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/pts", self.terminal_rights)
+                .map_err(|e| (Step::Landlock, e))?;
+        }
+        if self.drop_capabilities {
+            crate::capabilities::drop_all().map_err(|e| (Step::Capabilities, e))?;
+        }
+        if self.no_new_privs {
+            crate::landlock::set_no_new_privs().map_err(|e| (Step::NoNewPrivs, e))?;
+        }
+        if let Some(ruleset) = &self.ruleset {
+            crate::landlock::restrict_self(ruleset.raw_fd()).map_err(|e| (Step::Landlock, e))?;
+        }
+        for filter in &self.filters {
+            crate::seccomp::install(filter).map_err(|e| (Step::Seccomp, e))?;
         }
         Ok(())
     }

@@ -16,11 +16,12 @@ const REACT_TEMPLATE: &str = include_str!("react_template.html");
 /// Where the React code goes in [`REACT_TEMPLATE`].
 const REACT_SLOT: &str = "{insert_react_code}";
 
-/// The outputs of showing `code` (HTML or React).
+/// The outputs of showing `code` (HTML or React); the screenshot's browser gets `env`.
 pub(crate) fn show(
     language: Language,
     code: String,
     shooters: Arc<Shooters>,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 ) -> impl Stream<Item = Output> + Send + 'static {
     async_stream::stream! {
         let (page, notice) = if language == Language::React {
@@ -40,7 +41,7 @@ pub(crate) fn show(
         };
         yield Output::console(notice).to(Recipient::Assistant);
         yield Output::code("html", page.clone()).to(Recipient::User);
-        match screenshot::take(&page, &shooters).await {
+        match screenshot::take(&page, &shooters, env).await {
             Ok(png) => yield Output::image("base64.png", png).to(Recipient::Assistant),
             Err(why) => {
                 yield Output::console(format!(

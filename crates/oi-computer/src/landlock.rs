@@ -49,6 +49,8 @@ pub(crate) mod fs {
     /// `ioctl` on a device file (ABI 5).
     pub const IOCTL_DEV: u64 = 1 << 15;
 
+    /// Creating device nodes: never granted (handled, so denied everywhere).
+    pub const MAKE_DEVICE: u64 = MAKE_CHAR | MAKE_BLOCK;
     /// The rights that may be granted on a single file (not a directory).
     pub const FILE_RIGHTS: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
     /// Reading and running: what every path keeps.
@@ -216,6 +218,11 @@ impl Ruleset {
         Ok(())
     }
 
+    /// `access` masked to what the ruleset handles.
+    pub(crate) fn handled(&self, access: u64) -> u64 {
+        access & self.handled_fs
+    }
+
     /// The descriptor the child passes to [`restrict_self`].
     pub(crate) fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -235,24 +242,59 @@ fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Sets `no_new_privs` and enforces the ruleset `fd` on the calling thread. Only syscalls:
-/// safe between fork and exec.
-pub(crate) fn restrict_self(fd: RawFd) -> std::io::Result<()> {
-    set_no_new_privs()?;
+/// In the child (the ruleset not yet enforced): grants `access` (already masked, see
+/// [`Ruleset::handled`]) beneath `path` in the ruleset `fd`, for a mount made after the
+/// clone. Only syscalls on memory built before the clone. The error is the errno.
+pub(crate) fn allow_in_child(fd: RawFd, path: &std::ffi::CStr, access: u64) -> Result<(), i32> {
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
+    let dir = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if dir < 0 {
+        return Err(crate::process::errno());
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: dir,
+    };
+    // SAFETY: `attr` is a valid, initialised struct that outlives the call and `dir` an open
+    // descriptor; the kernel only reads them.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            fd,
+            RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        )
+    };
+    let result = if rc == 0 {
+        Ok(())
+    } else {
+        Err(crate::process::errno())
+    };
+    // SAFETY: `dir` is ours and closed once.
+    unsafe { libc::close(dir) };
+    result
+}
+
+/// Enforces the ruleset `fd` on the calling thread (the caller has set `no_new_privs`). Only
+/// syscalls: safe between fork and exec. The error is the errno.
+pub(crate) fn restrict_self(fd: RawFd) -> Result<(), i32> {
     // SAFETY: a plain syscall on a descriptor number; no memory is passed.
     let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) };
     if rc != 0 {
-        return Err(std::io::Error::last_os_error());
+        return Err(crate::process::errno());
     }
     Ok(())
 }
 
-/// `prctl(PR_SET_NO_NEW_PRIVS, 1)`: required for Landlock and seccomp without privileges.
-pub(crate) fn set_no_new_privs() -> std::io::Result<()> {
+/// `prctl(PR_SET_NO_NEW_PRIVS, 1)`: exec can no longer grant privileges (setuid bits, file
+/// capabilities); required for Landlock and seccomp without privileges. The error is the
+/// errno.
+pub(crate) fn set_no_new_privs() -> Result<(), i32> {
     // SAFETY: prctl with integer arguments only; no memory is passed.
     let rc = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
     if rc != 0 {
-        return Err(std::io::Error::last_os_error());
+        return Err(crate::process::errno());
     }
     Ok(())
 }

@@ -6,14 +6,25 @@
 //! for the model. Every session runs in its own process group, so that stopping or terminating
 //! reaches every process the code started.
 //!
-//! Sessions can be sandboxed ([`SandboxPolicy`], [`LocalComputer::with_sandbox`]: Landlock for
-//! the file system and TCP, seccomp for new network sockets, applied in each session's child
-//! before exec) and limited ([`ResourceLimits`], [`LocalComputer::with_limits`]).
+//! Each session is a new terminal session (no controlling terminal; terminal injection through
+//! `TIOCSTI` refused by seccomp wherever it can be installed) in a unit its processes cannot
+//! leave: its own cgroup where the host allows, and when sandboxed its own PID and mount
+//! namespaces. Sessions can be sandboxed ([`SandboxPolicy`], [`LocalComputer::with_sandbox`]:
+//! Landlock for the file system and TCP, seccomp for sockets and device nodes, every
+//! capability dropped, oi's own directories read-only, applied in each session's child before
+//! exec) and limited ([`ResourceLimits`], [`LocalComputer::with_limits`]). Children never see
+//! oi's secrets ([`Secrets`], [`LocalComputer::with_secrets`]), and sandboxed ones see no
+//! provider credentials unless passed through ([`SandboxPolicy::pass_env`]).
 
 mod applescript;
 mod cap;
+#[cfg(target_os = "linux")]
+mod capabilities;
+mod cgroup;
+mod child;
 mod confine;
 mod engine;
+mod environment;
 mod host;
 mod html;
 mod java;
@@ -24,9 +35,12 @@ mod languages;
 mod limits;
 mod local;
 mod markers;
+#[cfg(target_os = "linux")]
+mod namespaces;
 mod powershell;
 mod proc_watch;
 mod process;
+mod protected;
 mod python;
 mod r;
 mod recipient;
@@ -37,8 +51,15 @@ mod screenshot;
 mod seccomp;
 mod session;
 mod shell;
+mod unit;
 
+pub use environment::{
+    MIN_SECRET_VALUE_LEN, PROVIDER_KEY_SUFFIXES, PROVIDER_KEY_VARS, SERVER_KEY_VAR, Secrets,
+    is_provider_key,
+};
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
 pub use local::{DEFAULT_OUTPUT_CAP, LocalComputer, merge_outputs};
-pub use sandbox::{SandboxMode, SandboxPolicy, SandboxSupport, UnknownSandboxMode, probe};
+pub use sandbox::{
+    NamespaceSupport, SandboxMode, SandboxPolicy, SandboxSupport, UnknownSandboxMode, probe,
+};

@@ -1,5 +1,6 @@
 //! `LocalComputer`: runs code in persistent sessions on this machine.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -13,9 +14,9 @@ use tokio::time::Instant;
 
 use crate::confine::{Confine, Gate};
 use crate::engine;
+use crate::environment::Secrets;
 use crate::languages::{ALL, Language};
 use crate::limits::ResourceLimits;
-use crate::process::{Signal, group_alive, signal_group};
 use crate::recipient::MarkerFilter;
 use crate::sandbox::{SandboxPolicy, SandboxSupport};
 use crate::screenshot::Shooters;
@@ -65,8 +66,9 @@ impl Slot {
     }
 }
 
-/// Runs code on this machine, one persistent session per language, each in its own process
-/// group. Sessions start on the first run; dropping the computer kills every one of them.
+/// Runs code on this machine, one persistent session per language, each in its own unit
+/// (process group, and cgroup or PID namespace where available). Sessions start on the first
+/// run; dropping the computer kills every one of them.
 #[derive(Debug)]
 pub struct LocalComputer {
     slots: Vec<Arc<Slot>>,
@@ -108,20 +110,47 @@ impl LocalComputer {
         }
     }
 
-    /// Runs every session under `policy` (off by default). Probes the kernel now: where it
-    /// cannot enforce the policy, each run is refused with one console line, unless the policy
-    /// allows the unsandboxed fallback, in which case code runs with what can be enforced and
-    /// the first run says so once. Takes effect for sessions started afterwards.
+    /// Runs every session under `policy` (off by default). Probes the machine now when the
+    /// policy restricts anything: where it cannot enforce the policy, each run is refused with
+    /// one console line, unless the policy allows the unsandboxed fallback, in which case code
+    /// runs with what can be enforced and the first run says so once. Takes effect for
+    /// sessions started afterwards.
     pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
-        let support = crate::sandbox::probe();
-        self.with_sandbox_support(policy, support)
+        let support = policy.restricts().then(crate::sandbox::probe);
+        self.with_confine(policy, support)
     }
 
     /// [`LocalComputer::with_sandbox`] with a given `support` instead of a probe (tests, or a
-    /// caller that probed once already).
-    pub fn with_sandbox_support(mut self, policy: SandboxPolicy, support: SandboxSupport) -> Self {
-        let limits = self.config.confine.limits;
-        self.config.confine = Arc::new(Confine::new(policy, support, limits));
+    /// caller that probed once already; also decides whether sessions use namespaces and
+    /// cgroups).
+    pub fn with_sandbox_support(self, policy: SandboxPolicy, support: SandboxSupport) -> Self {
+        self.with_confine(policy, Some(support))
+    }
+
+    fn with_confine(mut self, policy: SandboxPolicy, support: Option<SandboxSupport>) -> Self {
+        let old = &self.config.confine;
+        let mut confine = Confine::new(policy, support, old.limits);
+        confine.secrets = old.secrets.clone();
+        confine.protected = old.protected.clone();
+        self.config.confine = Arc::new(confine);
+        self
+    }
+
+    /// Withholds `secrets` (variables by name and by value) from every session's environment,
+    /// in every mode, unless the policy passes one through by name.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        let mut confine = (*self.config.confine).clone();
+        confine.secrets = secrets;
+        self.config.confine = Arc::new(confine);
+        self
+    }
+
+    /// Also keeps sandboxed code from writing beneath `dir` (oi's config directory always
+    /// is), e.g. a conversations directory kept elsewhere.
+    pub fn with_protected_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        let mut confine = (*self.config.confine).clone();
+        confine.protected.push(dir.into());
+        self.config.confine = Arc::new(confine);
         self
     }
 
@@ -139,10 +168,10 @@ impl LocalComputer {
         &self.config.confine.policy
     }
 
-    /// What the kernel can enforce, as probed by [`LocalComputer::with_sandbox`] (all false
-    /// when no sandbox was set).
+    /// What the machine can enforce, as probed by [`LocalComputer::with_sandbox`] (or given;
+    /// without either, found now without the namespace probe).
     pub fn sandbox_support(&self) -> SandboxSupport {
-        self.config.confine.support
+        self.config.confine.support()
     }
 
     /// The resource limits sessions run under.
@@ -229,7 +258,12 @@ impl Computer for LocalComputer {
             return futures::stream::once(async move { Output::console(message) }).boxed();
         };
         if language.is_shown() {
-            return crate::html::show(language, code.to_owned(), Arc::clone(&self.shooters))
+            let env = self
+                .config
+                .confine
+                .inherit()
+                .environment(std::env::vars_os(), &[]);
+            return crate::html::show(language, code.to_owned(), Arc::clone(&self.shooters), env)
                 .boxed();
         }
         let slot = Arc::clone(&self.slots[language.index()]);
@@ -260,16 +294,16 @@ impl Computer for LocalComputer {
             .collect();
         for handle in &handles {
             handle.mark_terminated();
-            signal_group(handle.pgid(), Signal::Terminate);
+            handle.unit().terminate();
         }
         let slots: Vec<Arc<Slot>> = self.slots.clone();
         Box::pin(async move {
             let deadline = Instant::now() + Duration::from_millis(300);
-            while Instant::now() < deadline && handles.iter().any(|h| group_alive(h.pgid())) {
+            while Instant::now() < deadline && handles.iter().any(|h| h.unit().alive()) {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
             for handle in &handles {
-                signal_group(handle.pgid(), Signal::Kill);
+                handle.unit().finish();
             }
             for slot in slots {
                 if let Ok(mut state) = slot.state.try_lock() {
@@ -286,6 +320,7 @@ impl Drop for LocalComputer {
         for slot in &self.slots {
             if let Some(handle) = slot.handle.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 handle.kill(Fate::Terminated);
+                handle.unit().finish();
             }
         }
     }
@@ -426,8 +461,8 @@ fn run_stream(
                 let wake = [run_deadline, idle_deadline, drain_until].into_iter().flatten().min().unwrap_or(far);
                 let item = tokio::select! {
                     item = session.rx.recv() => item,
-                    status = session.child.wait(), if exited.is_none() => {
-                        exited = Some(status.ok());
+                    status = session.exit.wait(), if exited.is_none() => {
+                        exited = Some(status);
                         drain_until = Some(Instant::now() + Duration::from_millis(300));
                         continue;
                     }
@@ -514,7 +549,7 @@ fn run_stream(
                 End::Exited(status) => {
                     let status = match status {
                         Some(status) => Some(status),
-                        None => tokio::time::timeout(Duration::from_millis(200), session.child.wait()).await.ok().and_then(Result::ok),
+                        None => tokio::time::timeout(Duration::from_millis(200), session.exit.wait()).await.ok().flatten(),
                     };
                     let fate = handle.fate();
                     handle.kill(Fate::Terminated);

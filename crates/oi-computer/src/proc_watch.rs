@@ -1,5 +1,6 @@
-//! Reading `/proc`: processes in a group, tasks of a user; and the watchdog that
-//! kills a session whose process group grows past its process limit.
+//! Reading `/proc`: processes in a group or a PID namespace, tasks of a user; and the
+//! watchdog that kills a session whose unit (cgroup, namespace or process group) grows past
+//! its process limit.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,22 @@ pub(crate) fn count_group(pgid: u32) -> usize {
         .count()
 }
 
+/// Whether `pid` is a live (non-zombie) process.
+pub(crate) fn is_live(pid: &str) -> bool {
+    stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z" && s != "X"))
+}
+
+/// How many live processes are in the PID namespace whose inode is `inode`.
+pub(crate) fn count_namespace(inode: u64) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    pids()
+        .filter(|pid| {
+            std::fs::metadata(format!("/proc/{pid}/ns/pid")).is_ok_and(|m| m.ino() == inode)
+                && is_live(pid)
+        })
+        .count()
+}
+
 /// The number of tasks (threads) of processes whose real uid is `uid`.
 pub(crate) fn tasks_of_uid(uid: libc::uid_t) -> Option<u64> {
     let uid = uid.to_string();
@@ -63,22 +80,23 @@ pub(crate) fn tasks_of_uid(uid: libc::uid_t) -> Option<u64> {
     Some(total)
 }
 
-/// Starts a thread that kills `handle`'s group (fate [`Fate::ProcessLimit`]) when it has more
+/// Starts a thread that kills `handle`'s unit (fate [`Fate::ProcessLimit`]) when it has more
 /// than `max` processes; it ends with the session.
 pub(crate) fn watch_processes(handle: Arc<Handle>, max: u32) -> std::io::Result<()> {
     let max = usize::try_from(max).unwrap_or(usize::MAX);
     std::thread::Builder::new()
-        .name(format!("oi-nproc-{}", handle.pgid()))
+        .name(format!("oi-nproc-{}", handle.unit().pgid()))
+        .stack_size(128 * 1024)
         .spawn(move || {
             while handle.usable() {
-                if count_group(handle.pgid()) > max {
+                if handle.unit().count() > max {
                     handle.kill(Fate::ProcessLimit);
-                    // Forks racing with the kill: kill until the group is empty.
+                    // Forks racing with the kill: kill until nothing is left.
                     for _ in 0..100 {
-                        if !crate::process::group_alive(handle.pgid()) {
+                        if !handle.unit().alive() {
                             break;
                         }
-                        crate::process::signal_group(handle.pgid(), crate::process::Signal::Kill);
+                        handle.unit().kill();
                         std::thread::sleep(Duration::from_millis(10));
                     }
                     return;

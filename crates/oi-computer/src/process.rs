@@ -1,17 +1,22 @@
-//! Spawning sessions in their own process group, and signalling whole groups.
+//! Spawning a session (its program, pipes, environment and confinement) and signalling
+//! process groups.
 //!
-//! Every `unsafe` block of the crate lives here or in the sandbox's syscall modules
-//! (`landlock.rs`, `seccomp.rs`, `limits.rs`), each in a tiny wrapper with the reason it is
-//! sound.
+//! Every `unsafe` block of the crate lives here or in the small syscall modules (`child.rs`,
+//! `landlock.rs`, `seccomp.rs`, `namespaces.rs`, `capabilities.rs`, `limits.rs`, `unit.rs`),
+//! each in a tiny wrapper with the reason it is sound.
 
+use std::ffi::{CString, OsString};
 use std::fs::File;
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::path::Path;
-use std::process::Stdio;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use tokio::process::{Child, Command};
+use tokio::net::unix::pipe;
 
-use crate::confine::{Confine, Prepared};
+use crate::child::{ExitWatch, Plan};
+use crate::confine::Confine;
+use crate::unit::Unit;
 
 /// A signal the computer sends to a session's process group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +62,15 @@ pub(crate) fn group_alive(pgid: u32) -> bool {
     unsafe { libc::killpg(pgid, 0) == 0 }
 }
 
-/// A pipe whose two ends are close-on-exec: `(read end, write end)`.
+/// The calling thread's errno (no allocation: usable between clone and exec).
+pub(crate) fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// A pipe whose two ends are close-on-exec and above the standard descriptors (so a child's
+/// `dup2` onto 0, 1 and 2 never overwrites one of them): `(read end, write end)`.
 pub(crate) fn pipe() -> std::io::Result<(File, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
@@ -66,24 +79,43 @@ pub(crate) fn pipe() -> std::io::Result<(File, OwnedFd)> {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
-    let (read, write) = unsafe { (File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    Ok((read, write))
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((File::from(above_stdio(read)?), above_stdio(write)?))
 }
 
-/// A spawned session: the child, the read end of its merged stdout+stderr, and its group id.
+/// `fd`, moved to a number above 2 if it is one of the standard descriptors (oi started with
+/// one of them closed).
+fn above_stdio(fd: OwnedFd) -> std::io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC duplicates an open descriptor; no memory is passed.
+    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if moved < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fcntl returned a new descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+}
+
+/// A spawned session: its exit status, its stdin, the read end of its merged stdout+stderr,
+/// and the unit its processes live in.
 pub(crate) struct Spawned {
-    /// The child (killed on drop).
-    pub child: Child,
+    /// The interpreter's exit status, once it exits.
+    pub exit: ExitWatch,
+    /// Where commands go.
+    pub stdin: pipe::Sender,
     /// stdout and stderr of the child, in one ordered pipe.
     pub output: File,
-    /// The process group id (= the child's pid).
-    pub pgid: u32,
+    /// The session's processes (killed when the last owner drops it).
+    pub unit: Arc<Unit>,
 }
 
-/// Spawns `program args` in a new process group with piped stdin and stdout+stderr merged
-/// into one pipe, confined by `confine` (sandbox, resource limits, env markers; `scratch` is
-/// the session's private work directory, writable in every sandbox mode). On Linux the child
-/// also gets SIGKILL when this process dies.
+/// Spawns `program args` as a new session (no controlling terminal) with piped stdin and
+/// stdout+stderr merged into one pipe, confined by `confine` (sandbox, resource limits,
+/// namespaces, cgroup, environment; `scratch` is the session's private work directory,
+/// writable in every sandbox mode). `envs` are set on top of what the child inherits. The
+/// child also gets SIGKILL when oi dies. Must be called within a tokio runtime.
 pub(crate) fn spawn(
     program: &str,
     args: &[&str],
@@ -91,75 +123,96 @@ pub(crate) fn spawn(
     confine: &Confine,
     scratch: Option<&Path>,
 ) -> std::io::Result<Spawned> {
-    let prepared = confine.prepare(scratch)?;
-    let (read, write) = pipe()?;
-    let write_err = write.try_clone()?;
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .envs(envs.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::from(write))
-        .stderr(Stdio::from(write_err))
-        .process_group(0)
-        .kill_on_drop(true);
-    for (key, value) in prepared.envs() {
-        command.env(key, value);
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(std::io::Error::other(
+            "sessions are started from within a tokio runtime",
+        ));
     }
-    if let Some(dir) = prepared.cwd() {
-        command.current_dir(dir);
-    }
-    set_parent_death_signal(&mut command);
-    confine_child(&mut command, prepared);
-    let child = command.spawn()?;
-    // `command` (and with it our copies of the write end) is dropped here, so the reader sees
-    // EOF once every process of the session has closed the pipe.
-    drop(command);
-    let pgid = child.id().unwrap_or(0);
+    let path = find_program(program).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("`{program}` was not found on PATH"),
+        )
+    })?;
+    let tag = crate::session::nonce();
+    let prepared = confine.prepare(scratch, tag.get(..12).unwrap_or(&tag))?;
+    let (stdin_read, stdin_write) = pipe()?;
+    let (output, output_write) = pipe()?;
+    let mut set: Vec<(String, String)> = envs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    set.extend(prepared.markers.iter().cloned());
+    let environment = confine.inherit().environment(std::env::vars_os(), &set);
+    let cgroup_procs = match &prepared.leaf {
+        Some(leaf) => Some(leaf.procs_for_child()?),
+        None => None,
+    };
+    let plan = Plan {
+        program: c_string(path.as_os_str().as_bytes())?,
+        argv: std::iter::once(program)
+            .chain(args.iter().copied())
+            .map(|a| c_string(a.as_bytes()))
+            .collect::<std::io::Result<_>>()?,
+        envp: environment.iter().filter_map(env_entry).collect(),
+        stdin: OwnedFd::from(stdin_read),
+        output: output_write,
+        cgroup_procs,
+        confinement: prepared.confinement,
+    };
+    let own_pid_namespace = plan.confinement.own_pid_namespace();
+    let stdin = pipe::Sender::from_owned_fd(stdin_write)?;
+    let (unit_tx, unit_rx) = std::sync::mpsc::channel::<Arc<Unit>>();
+    let started = crate::child::start(
+        plan,
+        Box::new(move || {
+            // The interpreter is gone: the session is over, so is everything it started.
+            if let Ok(unit) = unit_rx.recv() {
+                unit.kill();
+            }
+        }),
+    )?;
+    let leaf = prepared.leaf.filter(|_| started.joined_cgroup);
+    let unit = Arc::new(Unit::new(
+        started.pid,
+        started.pidfd,
+        own_pid_namespace,
+        leaf,
+    ));
+    let _ = unit_tx.send(Arc::clone(&unit));
     Ok(Spawned {
-        child,
-        output: read,
-        pgid,
+        exit: started.exit,
+        stdin,
+        output,
+        unit,
     })
 }
 
-/// Kills the session if oi dies. Linux sends the signal when the *thread* that spawned the
-/// child exits, not only the process: a caller that runs its first turn on a short-lived thread
-/// (rather than the main thread or a runtime worker) loses its sessions when that thread ends;
-/// they restart on the next run with a note that state was lost.
-#[cfg(target_os = "linux")]
-fn set_parent_death_signal(command: &mut Command) {
-    // SAFETY: the closure runs between fork and exec and only calls prctl, which is
-    // async-signal-safe; it allocates nothing and touches no locks.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-            Ok(())
-        });
-    }
+fn c_string(bytes: &[u8]) -> std::io::Result<CString> {
+    CString::new(bytes).map_err(|_| std::io::Error::other("an argument contains a NUL byte"))
 }
 
-/// Makes the child apply `prepared` (rlimits, Landlock, seccomp) just before exec.
-fn confine_child(command: &mut Command, prepared: Prepared) {
-    // SAFETY: the closure runs between fork and exec and only makes syscalls (setrlimit,
-    // prctl, landlock_restrict_self) on memory built before the fork; it allocates nothing
-    // and touches no locks. `prepared` (and the ruleset descriptor it owns) lives in the
-    // command until the spawn returns.
-    unsafe {
-        command.pre_exec(move || prepared.apply_in_child());
-    }
+/// `NAME=value` for the child's environment (`None` for a pair with a NUL byte).
+fn env_entry((name, value): &(OsString, OsString)) -> Option<CString> {
+    let mut entry = name.as_bytes().to_vec();
+    entry.push(b'=');
+    entry.extend_from_slice(value.as_bytes());
+    CString::new(entry).ok()
 }
 
-#[cfg(not(target_os = "linux"))]
-fn set_parent_death_signal(_command: &mut Command) {}
+/// Where `program` is: itself when it contains a `/`, else the first match on `PATH`.
+pub(crate) fn find_program(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return path.is_file().then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
 
 /// Whether `program` can be found on `PATH` (or is an existing path).
 pub(crate) fn program_exists(program: &str) -> bool {
-    if program.contains('/') {
-        return std::path::Path::new(program).is_file();
-    }
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
+    find_program(program).is_some()
 }

@@ -75,6 +75,9 @@ pub struct SandboxPolicy {
     /// The directory `workspace` mode lets the code write in (default: the current
     /// directory). Sessions start in it whenever a sandbox is on.
     pub workspace: PathBuf,
+    /// Environment variables passed to the code although oi would withhold them (its own
+    /// secrets in every mode, provider credentials under a sandbox), by exact name.
+    pub pass_env: Vec<String>,
 }
 
 impl Default for SandboxPolicy {
@@ -84,6 +87,7 @@ impl Default for SandboxPolicy {
             network: true,
             allow_unsandboxed_fallback: false,
             workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            pass_env: Vec::new(),
         }
     }
 }
@@ -115,6 +119,35 @@ impl SandboxPolicy {
         self
     }
 
+    /// The same policy, passing the variable `name` through to the code.
+    pub fn with_pass_env(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        if !self.pass_env.contains(&name) {
+            self.pass_env.push(name);
+        }
+        self
+    }
+
+    /// A warning when `workspace` mode's directory is the home directory or `/` (code may then
+    /// write nearly everywhere the user can), or `None`.
+    pub fn broad_workspace_warning(&self) -> Option<String> {
+        if self.mode != SandboxMode::Workspace {
+            return None;
+        }
+        let workspace = crate::protected::canonical(&self.workspace);
+        let home = std::env::var_os("HOME").map(|h| crate::protected::canonical(h.as_ref()));
+        let what = if workspace == std::path::Path::new("/") {
+            "the whole file system (/)".to_owned()
+        } else if home.as_ref() == Some(&workspace) {
+            format!("your home directory ({})", workspace.display())
+        } else {
+            return None;
+        };
+        Some(format!(
+            "warning: the sandbox's workspace is {what}: code may write anywhere in it except oi's own configuration and conversations. Start oi in a project directory to confine the code to it."
+        ))
+    }
+
     /// Whether the policy restricts anything at all.
     pub fn restricts(&self) -> bool {
         self.mode != SandboxMode::Off || !self.network
@@ -132,19 +165,43 @@ impl SandboxPolicy {
         rank(other.mode) < rank(self.mode)
             || (other.network && !self.network)
             || (other.allow_unsandboxed_fallback && !self.allow_unsandboxed_fallback)
+            || other
+                .pass_env
+                .iter()
+                .any(|name| !self.pass_env.contains(name))
             || (self.mode == SandboxMode::Workspace
                 && other.mode == SandboxMode::Workspace
                 && !other.workspace.starts_with(&self.workspace))
     }
 }
 
+/// How sessions get their own PID and mount namespaces on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NamespaceSupport {
+    /// Not at all (not Linux, a container without the privilege, user namespaces disabled):
+    /// sessions are contained by a cgroup or their process group only, and the file-system
+    /// sandbox protects oi's own directories with Landlock alone.
+    #[default]
+    Unavailable,
+    /// Directly (oi holds `CAP_SYS_ADMIN`, e.g. as root).
+    Direct,
+    /// Inside a new user namespace that maps only the user's own uid and gid.
+    WithUserNamespace,
+}
+
 /// What this machine can enforce, found once by [`probe`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SandboxSupport {
     /// The Landlock ABI version (0 = Landlock unavailable or not Linux).
     pub landlock_abi: u32,
     /// Whether seccomp filters can be installed.
     pub seccomp: bool,
+    /// Whether sandboxed sessions get their own PID and mount namespaces, and how.
+    pub namespaces: NamespaceSupport,
+    /// Whether each session can get its own cgroup v2 leaf under oi's cgroup.
+    pub cgroup: bool,
 }
 
 impl SandboxSupport {
@@ -201,17 +258,50 @@ impl fmt::Display for SandboxSupport {
             ", seccomp available"
         } else {
             ", seccomp unavailable"
+        })?;
+        f.write_str(match self.namespaces {
+            NamespaceSupport::Direct => ", PID+mount namespaces",
+            NamespaceSupport::WithUserNamespace => ", PID+mount namespaces (in a user namespace)",
+            NamespaceSupport::Unavailable => ", no PID+mount namespaces",
+        })?;
+        f.write_str(if self.cgroup {
+            ", a cgroup per session"
+        } else {
+            ", no cgroups (process groups only)"
         })
     }
 }
 
-/// Finds what this kernel can enforce (cheap: two syscalls; call once at start-up).
+/// Finds what this machine can enforce: two syscalls for Landlock and seccomp, a look at
+/// `/proc/self` for the cgroup, and one short-lived child that tries the namespaces (about a
+/// millisecond in all). Call once at start-up, and only when a sandbox is asked for; a
+/// computer without a sandbox looks for its cgroup by itself when its first session starts.
 pub fn probe() -> SandboxSupport {
     #[cfg(target_os = "linux")]
     {
         SandboxSupport {
             landlock_abi: crate::landlock::abi(),
             seccomp: crate::seccomp::available(),
+            namespaces: crate::namespaces::probe(),
+            cgroup: crate::cgroup::CgroupParent::find().is_some(),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        SandboxSupport::default()
+    }
+}
+
+/// [`probe`] without the namespace probe (for a computer without a file-system sandbox,
+/// which never uses namespaces): Landlock and seccomp (for network denial) and the cgroup.
+pub(crate) fn probe_light() -> SandboxSupport {
+    #[cfg(target_os = "linux")]
+    {
+        SandboxSupport {
+            landlock_abi: crate::landlock::abi(),
+            seccomp: crate::seccomp::available(),
+            namespaces: NamespaceSupport::Unavailable,
+            cgroup: crate::cgroup::CgroupParent::find().is_some(),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -265,10 +355,24 @@ mod tests {
         assert!(server.is_loosened_by(&server.clone().with_network(true)));
         assert!(server.is_loosened_by(&server.clone().with_workspace("/")));
         assert!(server.is_loosened_by(&server.clone().with_unsandboxed_fallback(true)));
+        assert!(server.is_loosened_by(&server.clone().with_pass_env("OPENAI_API_KEY")));
         assert!(!server.is_loosened_by(&server.clone().with_workspace("/srv/w/sub")));
         assert!(
             !server.is_loosened_by(&SandboxPolicy::new(SandboxMode::ReadOnly).with_network(false))
         );
+    }
+
+    #[test]
+    fn a_home_or_root_workspace_is_warned_about() {
+        let root = SandboxPolicy::new(SandboxMode::Workspace).with_workspace("/");
+        assert!(
+            root.broad_workspace_warning()
+                .is_some_and(|w| w.contains("(/)"))
+        );
+        let tmp = SandboxPolicy::new(SandboxMode::Workspace).with_workspace("/tmp");
+        assert_eq!(tmp.broad_workspace_warning(), None);
+        let readonly = SandboxPolicy::new(SandboxMode::ReadOnly).with_workspace("/");
+        assert_eq!(readonly.broad_workspace_warning(), None);
     }
 
     #[test]
@@ -281,6 +385,7 @@ mod tests {
         let full = SandboxSupport {
             landlock_abi: 4,
             seccomp: true,
+            ..SandboxSupport::default()
         };
         assert!(full.can_enforce(&policy));
         assert_eq!(full.missing(&policy), None);

@@ -69,8 +69,13 @@ pub(crate) fn browser() -> Option<&'static str> {
     BROWSERS.into_iter().find(|p| program_exists(p))
 }
 
-/// A 960×540 PNG of `html`, base64-encoded; the error says why there is none.
-pub(crate) async fn take(html: &str, shooters: &Arc<Shooters>) -> Result<String, String> {
+/// A 960×540 PNG of `html`, base64-encoded; the error says why there is none. The browser's
+/// environment is `env` (oi's secrets already withheld).
+pub(crate) async fn take(
+    html: &str,
+    shooters: &Arc<Shooters>,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<String, String> {
     let Some(program) = browser() else {
         return Err(
             "no headless Chromium is installed (e.g. `apt-get install chromium`)".to_owned(),
@@ -103,6 +108,8 @@ pub(crate) async fn take(html: &str, shooters: &Arc<Shooters>) -> Result<String,
         ))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", page.display()))
+        .env_clear()
+        .envs(env)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

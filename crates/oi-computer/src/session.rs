@@ -1,5 +1,5 @@
 //! One running session process: its output reader thread, its item channel, and the sync
-//! handle used to interrupt or kill its process group from anywhere (including `Drop`).
+//! handle used to interrupt it or kill its whole unit from anywhere (including `Drop`).
 
 use base64::Engine as _;
 use std::io::Read;
@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 
 use oi_core::computer::Output;
 use oi_core::lmc::Kind;
-use tokio::process::{Child, ChildStdin};
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 
 use crate::cap::OutputCap;
+use crate::child::ExitWatch;
 use crate::markers::{MarkerParser, Piece};
-use crate::process::{Signal, Spawned, signal_group};
+use crate::process::Spawned;
+use crate::unit::Unit;
 
 /// What the reader thread (or a watchdog) reports to the run that is reading.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,14 +46,14 @@ pub(crate) enum Fate {
     KilledAfterInterrupt = 1,
     /// Ended by `terminate()` or a timeout; restarted silently.
     Terminated = 2,
-    /// Killed because its process group grew past the process limit.
+    /// Killed because it grew past the process limit.
     ProcessLimit = 3,
 }
 
 /// The sync, shareable part of a session: enough to signal it from anywhere.
 #[derive(Debug)]
 pub(crate) struct Handle {
-    pgid: u32,
+    unit: Arc<Unit>,
     /// The run being executed (0 = none).
     running: AtomicU64,
     /// The last run the driver reported done.
@@ -66,9 +68,14 @@ pub(crate) struct Handle {
 }
 
 impl Handle {
+    /// The session's processes.
+    pub(crate) fn unit(&self) -> &Unit {
+        &self.unit
+    }
+
     /// The process group id.
     pub(crate) fn pgid(&self) -> u32 {
-        self.pgid
+        self.unit.pgid()
     }
 
     /// Marks `run` as the one executing.
@@ -104,7 +111,7 @@ impl Handle {
     }
 
     /// Interrupts whatever run is executing (SIGINT to the group); if it has not finished
-    /// within the grace period, kills the group. Never blocks.
+    /// within the grace period, kills the whole unit. Never blocks.
     pub(crate) fn stop(self: &Arc<Self>) {
         let run = self.running.load(Ordering::SeqCst);
         if run != 0 {
@@ -117,7 +124,7 @@ impl Handle {
         if self.is_done(run) || self.fate() != Fate::Alive {
             return;
         }
-        signal_group(self.pgid, Signal::Interrupt);
+        self.unit.interrupt();
         if self.watched.swap(run, Ordering::SeqCst) == run {
             return; // a watchdog is already on it
         }
@@ -144,7 +151,7 @@ impl Handle {
         }
     }
 
-    /// Kills the whole group now and tells the reading run.
+    /// Kills the whole unit now and tells the reading run.
     pub(crate) fn kill(&self, fate: Fate) {
         let _ = self.fate.compare_exchange(
             Fate::Alive as u8,
@@ -152,7 +159,7 @@ impl Handle {
             Ordering::SeqCst,
             Ordering::SeqCst,
         );
-        signal_group(self.pgid, Signal::Kill);
+        self.unit.kill();
         let _ = self.tx.send(Item::Killed);
     }
 
@@ -173,10 +180,10 @@ impl Handle {
 pub(crate) struct Session {
     /// The sync handle.
     pub handle: Arc<Handle>,
-    /// The child (killed on drop).
-    pub child: Child,
+    /// The interpreter's exit status, once it has exited.
+    pub exit: ExitWatch,
     /// Where commands go.
-    pub stdin: ChildStdin,
+    pub stdin: pipe::Sender,
     /// Items from the reader thread and watchdogs.
     pub rx: mpsc::UnboundedReceiver<Item>,
     /// Files the session uses (shell code blocks); removed on drop.
@@ -209,17 +216,15 @@ impl Session {
         workdir: Option<tempfile::TempDir>,
     ) -> std::io::Result<Session> {
         let Spawned {
-            mut child,
+            exit,
+            stdin,
             output,
-            pgid,
+            unit,
         } = spawned;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| std::io::Error::other("the session has no stdin pipe"))?;
+        let pgid = unit.pgid();
         let (tx, rx) = mpsc::unbounded_channel();
         let handle = Arc::new(Handle {
-            pgid,
+            unit,
             running: AtomicU64::new(0),
             last_done: AtomicU64::new(0),
             watched: AtomicU64::new(0),
@@ -242,7 +247,7 @@ impl Session {
             .spawn(move || reader.run(output))?;
         Ok(Session {
             handle,
-            child,
+            exit,
             stdin,
             rx,
             workdir,

@@ -9,6 +9,13 @@ use crate::model::ModelDelta;
 
 const FENCE: &str = "```";
 
+/// Spaces and tabs a closing fence may be indented by. A line indented further is code, so a
+/// line of endless blanks is not held back (which made each new piece re-scan it).
+const MAX_FENCE_INDENT: usize = 64;
+
+/// Characters of a language name kept (every code delta carries a copy of it).
+const MAX_LANGUAGE_CHARS: usize = 64;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Text,
@@ -26,6 +33,8 @@ pub struct FenceParser {
     language: String,
     /// In `Code`, whether `buf` begins at the start of a line.
     line_start: bool,
+    /// In `Language`, bytes of `buf` known to hold no newline (they are not searched again).
+    scanned: usize,
 }
 
 impl Default for FenceParser {
@@ -42,6 +51,7 @@ impl FenceParser {
             buf: String::new(),
             language: String::new(),
             line_start: true,
+            scanned: 0,
         }
     }
 
@@ -110,14 +120,18 @@ impl FenceParser {
 
     /// The rest of the opening fence's line names the language.
     fn step_language(&mut self) -> bool {
-        let Some(newline) = self.buf.find('\n') else {
+        let Some(found) = self.buf[self.scanned..].find('\n') else {
+            self.scanned = self.buf.len();
             return false;
         };
+        let newline = self.scanned + found;
+        self.scanned = 0;
         let line: String = self.buf.drain(..=newline).collect();
         let language: String = line
             .chars()
             .filter(|c| c.is_alphabetic())
             .flat_map(char::to_lowercase)
+            .take(MAX_LANGUAGE_CHARS)
             .collect();
         self.language = if language.is_empty() {
             "python".to_owned()
@@ -138,7 +152,16 @@ impl FenceParser {
         starts.extend(self.buf.match_indices('\n').map(|(i, _)| i + 1));
         let mut hold_from = self.buf.len();
         for &start in &starts {
-            let rest = self.buf[start..].trim_start_matches([' ', '\t']);
+            let line = &self.buf[start..];
+            let indent = line
+                .bytes()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .take(MAX_FENCE_INDENT + 1)
+                .count();
+            if indent > MAX_FENCE_INDENT {
+                continue;
+            }
+            let rest = &line[indent..];
             if rest.starts_with(FENCE) {
                 let code_end = start.saturating_sub(1);
                 let code: String = self.buf[..code_end].to_owned();
@@ -259,5 +282,39 @@ mod tests {
             got,
             (String::new(), "echo \"```\"\nls".into(), "bash".into())
         );
+    }
+
+    #[test]
+    fn long_language_and_blank_lines_in_tiny_pieces_take_linear_time() {
+        let started = std::time::Instant::now();
+        let mut parser = FenceParser::new();
+        parser.push("```");
+        for _ in 0..200_000 {
+            parser.push("py");
+        }
+        parser.push("\n");
+        let mut code = 0;
+        for _ in 0..200_000 {
+            for delta in parser.push("  ") {
+                if let ModelDelta::Code { code: c, .. } = delta {
+                    code += c.len();
+                }
+            }
+        }
+        assert!(
+            code >= 399_000,
+            "blanks far past a fence's indent are code: {code}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let named = parse_all(&["```", &"py".repeat(100), "\nx\n```\n"]);
+        assert_eq!(named.2.len(), MAX_LANGUAGE_CHARS);
+        let indented = parse_all(&["```sh\nls\n", &" ".repeat(MAX_FENCE_INDENT), "```\n"]);
+        assert_eq!(indented.1, "ls");
+        let too_far = parse_all(&["```sh\nls\n", &" ".repeat(MAX_FENCE_INDENT + 1), "```\n"]);
+        assert!(too_far.1.ends_with("```\n"), "{too_far:?}");
     }
 }

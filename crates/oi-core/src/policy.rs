@@ -1,13 +1,33 @@
 //! Approval policy: whether a code block runs, is asked about, or is blocked.
 //!
-//! Order of precedence: the hard-deny list (recursive deletes of `/`, of the home directory or of
-//! the working directory's parents, disk formatting) blocks even with `auto_run`, unless the user
-//! turned `hard_deny` off explicitly; then `deny` rules; then the `never-run` policy; then `allow`
-//! rules (run without asking); then the policy (`auto` runs, `always-ask` asks).
+//! Order of precedence: the hard-deny list (recursive deletes of `/`, of top-level system
+//! directories, of home directories or of the working directory and its parents; formatting,
+//! wiping or overwriting a disk; fork bombs; decoded payloads run by a shell) blocks even with
+//! `auto_run`, unless the user turned `hard_deny` off explicitly; then `deny` rules; then the
+//! `never-run` policy; then `allow` rules (run without asking); then the policy (`auto` runs,
+//! `always-ask` asks).
+//!
+//! Shell and Python are parsed (tree-sitter), not matched as text: see [`allow`] for what an
+//! allow rule approves, `shell` and `python` for how code is read for the hard-deny list and
+//! deny rules. The hard-deny list is a seat belt against mistakes and obvious disguises; the
+//! sandbox (`--sandbox`) is the wall.
+
+mod allow;
+mod escapes;
+mod foreign;
+mod places;
+mod programs;
+mod python;
+mod scan;
+mod shell;
+mod word;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use places::Places;
+use scan::{Reading, Scan};
 
 /// How code blocks are approved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -38,9 +58,11 @@ pub enum Verdict {
 pub struct Rules {
     /// The policy (after `auto_run` is taken into account).
     pub policy: ApprovalPolicy,
-    /// Line prefixes that run without asking (every line of the block must match one).
+    /// Commands that run without asking: a shell block that is one simple command (or one
+    /// pipeline of them) whose words start with a rule's words (see the `allow` module).
     pub allow: Vec<String>,
-    /// Substrings that block a block wherever they appear; deny wins over allow.
+    /// Text that blocks a block when it appears in the raw code or, for shell commands, in the
+    /// command's words after quote removal and expansion; deny wins over allow.
     pub deny: Vec<String>,
     /// Apply the built-in hard-deny list.
     pub hard_deny: bool,
@@ -50,23 +72,26 @@ pub struct Rules {
     pub cwd: Option<PathBuf>,
 }
 
+/// The languages whose blocks allow rules may approve.
+const SHELL_LANGUAGES: &[&str] = &["shell", "bash", "sh", "zsh"];
+
 impl Rules {
     /// The verdict on `code` in `language`.
     pub fn judge(&self, language: &str, code: &str) -> Verdict {
+        let language = language.trim().to_lowercase();
+        let reading = read(&language, code, self.home.as_deref(), self.cwd.as_deref());
         if self.hard_deny {
-            if let Some(reason) =
-                hard_denied(language, code, self.home.as_deref(), self.cwd.as_deref())
-            {
+            if let Some(reason) = reading.danger {
                 return Verdict::Block(format!(
                     "oi blocked this code: {reason}. This is on oi's hard-deny list, which holds even with auto_run; nothing was run."
                 ));
             }
         }
-        if let Some(rule) = self
-            .deny
-            .iter()
-            .find(|rule| !rule.is_empty() && code.contains(rule.as_str()))
-        {
+        if let Some(rule) = self.deny.iter().find(|rule| {
+            !rule.is_empty()
+                && (code.contains(rule.as_str())
+                    || reading.commands.iter().any(|c| c.contains(rule.as_str())))
+        }) {
             return Verdict::Block(format!(
                 "oi blocked this code: it matches the deny rule `{rule}`; nothing was run."
             ));
@@ -76,7 +101,7 @@ impl Rules {
                 "oi did not run this code: the approval policy is never-run.".to_owned(),
             );
         }
-        if self.allowed(code) {
+        if SHELL_LANGUAGES.contains(&language.as_str()) && allow::allowed(code, &self.allow) {
             return Verdict::Run;
         }
         match self.policy {
@@ -84,61 +109,22 @@ impl Rules {
             _ => Verdict::Ask,
         }
     }
-
-    fn allowed(&self, code: &str) -> bool {
-        let lines: Vec<&str> = code
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .collect();
-        !self.allow.is_empty()
-            && !lines.is_empty()
-            && lines.iter().all(|line| {
-                self.allow
-                    .iter()
-                    .any(|rule| !rule.is_empty() && line.starts_with(rule.as_str()))
-            })
-    }
 }
 
-/// Words of a shell line, with quotes removed (good enough to recognise dangerous commands).
-fn words(line: &str) -> Vec<String> {
-    line.split_whitespace()
-        .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_owned())
-        .collect()
-}
-
-/// Whether `target` (as written in code) names `/`, the home directory, or the working
-/// directory or one of its parents.
-fn protected_target(target: &str, home: Option<&Path>, cwd: Option<&Path>) -> Option<&'static str> {
-    let t = target.trim_end_matches('/');
-    let t = if t.is_empty() && target.starts_with('/') {
-        "/"
+/// Reads `code` statically: shell and Python are parsed; other languages' string literals are
+/// read as shell commands.
+fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> Reading {
+    let places = Places::new(home, cwd);
+    let mut scan = Scan::new(&places);
+    if SHELL_LANGUAGES.contains(&language) {
+        let env = shell::Env::new(&places);
+        scan.shell(code, env);
+    } else if matches!(language, "python" | "py") {
+        scan.python(code);
     } else {
-        t
-    };
-    if matches!(t, "/" | "/*" | "*" | "/.") {
-        return Some("the whole filesystem");
+        scan.foreign(code);
     }
-    if matches!(
-        t,
-        "~" | "~/*" | "$HOME" | "${HOME}" | "$HOME/*" | "${HOME}/*"
-    ) {
-        return Some("your home directory");
-    }
-    if matches!(t, "." | "./*" | ".." | "../.." | "../*" | "../../*") {
-        return Some("the working directory or one of its parents");
-    }
-    let path = Path::new(t.trim_end_matches("/*"));
-    if path.is_absolute() {
-        if home.is_some_and(|h| h == path) {
-            return Some("your home directory");
-        }
-        if cwd.is_some_and(|c| c.starts_with(path)) {
-            return Some("the working directory or one of its parents");
-        }
-    }
-    None
+    scan.finish()
 }
 
 /// Why `code` is on the hard-deny list, if it is.
@@ -148,184 +134,8 @@ pub fn hard_denied(
     home: Option<&Path>,
     cwd: Option<&Path>,
 ) -> Option<String> {
-    let lowered = code.to_lowercase();
-    for line in code.lines() {
-        let w = words(line);
-        for (i, word) in w.iter().enumerate() {
-            let command = word.rsplit('/').next().unwrap_or(word);
-            if command == "rm" {
-                let args = &w[i + 1..];
-                let recursive = args.iter().any(|a| {
-                    a == "--recursive"
-                        || (a.starts_with('-')
-                            && !a.starts_with("--")
-                            && (a.contains('r') || a.contains('R')))
-                });
-                if recursive {
-                    if let Some(what) = args
-                        .iter()
-                        .filter(|a| !a.starts_with('-'))
-                        .find_map(|a| protected_target(a, home, cwd))
-                    {
-                        return Some(format!("it recursively deletes {what}"));
-                    }
-                }
-            }
-            if command.starts_with("mkfs")
-                || command == "wipefs"
-                || command == "fdisk"
-                || command == "parted"
-            {
-                return Some(format!("it formats or repartitions a disk (`{command}`)"));
-            }
-            if command == "dd"
-                && w.iter().any(|a| {
-                    a.starts_with("of=/dev/sd")
-                        || a.starts_with("of=/dev/nvme")
-                        || a.starts_with("of=/dev/disk")
-                        || a.starts_with("of=/dev/vd")
-                })
-            {
-                return Some("it overwrites a disk device (`dd of=/dev/...`)".to_owned());
-            }
-        }
-    }
-    if lowered.contains(":(){ :|:& };:") || lowered.contains(":(){:|:&};:") {
-        return Some("it is a fork bomb".to_owned());
-    }
-    if lowered.contains("format c:") {
-        return Some("it formats a disk (`format c:`)".to_owned());
-    }
-    if matches!(language, "python" | "py") {
-        for needle in ["shutil.rmtree(", "rmtree("] {
-            let mut rest = code;
-            while let Some(at) = rest.find(needle) {
-                let inner = &rest[at + needle.len()..];
-                let argument: String = inner
-                    .chars()
-                    .take_while(|c| *c != ')' && *c != ',')
-                    .collect();
-                let argument = argument.trim();
-                let stripped = argument.trim_matches(|c| c == '"' || c == '\'');
-                let home_words = [
-                    "os.path.expanduser('~'",
-                    "os.path.expanduser(\"~\"",
-                    "path.home(",
-                    "os.environ['home'",
-                    "os.environ[\"home\"",
-                    "os.getenv('home'",
-                    "os.getenv(\"home\"",
-                ];
-                if home_words
-                    .iter()
-                    .any(|h| argument.to_lowercase().starts_with(h))
-                {
-                    return Some("it recursively deletes your home directory".to_owned());
-                }
-                if argument.starts_with(['"', '\'']) {
-                    if let Some(what) = protected_target(stripped, home, cwd) {
-                        return Some(format!("it recursively deletes {what}"));
-                    }
-                }
-                rest = &inner[argument.len().min(inner.len())..];
-            }
-        }
-    }
-    None
+    read(&language.trim().to_lowercase(), code, home, cwd).danger
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rules(policy: ApprovalPolicy) -> Rules {
-        Rules {
-            policy,
-            allow: vec!["ls".into(), "git status".into()],
-            deny: vec!["curl ".into()],
-            hard_deny: true,
-            home: Some(PathBuf::from("/home/ada")),
-            cwd: Some(PathBuf::from("/home/ada/projects/x")),
-        }
-    }
-
-    #[test]
-    fn the_approval_matrix() {
-        let cases = [
-            (ApprovalPolicy::AlwaysAsk, "echo hi", Verdict::Ask),
-            (ApprovalPolicy::Auto, "echo hi", Verdict::Run),
-            (
-                ApprovalPolicy::AlwaysAsk,
-                "ls -la\ngit status",
-                Verdict::Run,
-            ),
-            (ApprovalPolicy::AlwaysAsk, "ls -la\necho hi", Verdict::Ask),
-        ];
-        for (policy, code, expected) in cases {
-            assert_eq!(
-                rules(policy).judge("shell", code),
-                expected,
-                "{policy:?} {code}"
-            );
-        }
-        for policy in [
-            ApprovalPolicy::AlwaysAsk,
-            ApprovalPolicy::Auto,
-            ApprovalPolicy::NeverRun,
-        ] {
-            let deny = rules(policy).judge("shell", "ls; curl http://x");
-            assert!(
-                matches!(deny, Verdict::Block(ref r) if r.contains("deny rule `curl `")),
-                "{policy:?}: {deny:?}"
-            );
-        }
-        assert!(
-            matches!(rules(ApprovalPolicy::NeverRun).judge("shell", "ls"), Verdict::Block(r) if r.contains("never-run"))
-        );
-    }
-
-    #[test]
-    fn hard_deny_holds_with_auto_run_and_can_be_disabled() {
-        let home = Some(Path::new("/home/ada"));
-        let cwd = Some(Path::new("/home/ada/projects/x"));
-        for (language, code) in [
-            ("shell", "rm -rf /"),
-            ("shell", "sudo rm -rf --no-preserve-root /"),
-            ("shell", "rm -fr ~"),
-            ("shell", "rm -r -f $HOME/"),
-            ("shell", "cd /tmp && rm -Rf /home/ada"),
-            ("shell", "rm -rf .."),
-            ("shell", "rm -rf /home/ada/projects"),
-            ("bash", "mkfs.ext4 /dev/sda1"),
-            ("shell", "dd if=/dev/zero of=/dev/sda bs=1M"),
-            ("shell", ":(){ :|:& };:"),
-            ("python", "import shutil\nshutil.rmtree('/')"),
-            (
-                "python",
-                "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))",
-            ),
-        ] {
-            assert!(hard_denied(language, code, home, cwd).is_some(), "{code}");
-            assert!(
-                matches!(
-                    rules(ApprovalPolicy::Auto).judge(language, code),
-                    Verdict::Block(_)
-                ),
-                "{code}"
-            );
-        }
-        for (language, code) in [
-            ("shell", "rm -rf build/"),
-            ("shell", "rm -rf ./target"),
-            ("shell", "rm file.txt"),
-            ("shell", "rm -rf /home/ada/projects/x/tmp"),
-            ("python", "shutil.rmtree('build')"),
-            ("shell", "echo 'rm -rf is dangerous'"),
-        ] {
-            assert_eq!(hard_denied(language, code, home, cwd), None, "{code}");
-        }
-        let mut off = rules(ApprovalPolicy::Auto);
-        off.hard_deny = false;
-        assert_eq!(off.judge("shell", "rm -rf /"), Verdict::Run);
-    }
-}
+mod tests;

@@ -10,13 +10,16 @@ pub struct Env {
 }
 
 /// The variables [`Env::from_process`] copies.
-pub const KNOWN_VARS: [&str; 6] = [
+pub const KNOWN_VARS: [&str; 9] = [
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OLLAMA_HOST",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OI_MODEL_PATH",
+    crate::reply_limits::REPLY_BYTES_VAR,
+    crate::reply_limits::LINE_BYTES_VAR,
+    crate::reply_limits::BODY_BYTES_VAR,
 ];
 
 impl Env {

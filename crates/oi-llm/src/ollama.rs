@@ -11,6 +11,10 @@ use serde_json::{Value, json};
 /// How long a look-up may take.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The largest answer read from a look-up (a real one is a few kilobytes; a longer one is cut,
+/// so it does not parse and the look-up gives up).
+const LOOKUP_MAX_BYTES: usize = 1 << 20;
+
 /// Ollama's address from a chat base URL (`http://host:11434/v1` → `http://host:11434`).
 pub fn host_of(chat_base: &str) -> String {
     let base = chat_base.trim_end_matches('/');
@@ -33,7 +37,8 @@ pub async fn context_length(client: &reqwest::Client, host: &str, model: &str) -
     if !response.status().is_success() {
         return None;
     }
-    let body: Value = response.json().await.ok()?;
+    let text = crate::transport::read_capped(response, LOOKUP_MAX_BYTES).await;
+    let body: Value = serde_json::from_str(&text).ok()?;
     body.get("model_info")?
         .as_object()?
         .iter()
@@ -54,10 +59,12 @@ pub async fn list_models(client: &reqwest::Client, host: &str) -> Result<Vec<Str
         .send()
         .await
         .map_err(|e| unreachable(crate::text::error_chain(&e)))?;
-    let body: Value = response
-        .json()
-        .await
-        .map_err(|e| unreachable(crate::text::error_chain(&e)))?;
+    let text = crate::transport::read_capped(response, LOOKUP_MAX_BYTES).await;
+    let body: Value = serde_json::from_str(&text).map_err(|e| {
+        unreachable(format!(
+            "the answer is not the JSON Ollama sends ({e}; at most {LOOKUP_MAX_BYTES} bytes are read)"
+        ))
+    })?;
     Ok(body["models"]
         .as_array()
         .into_iter()

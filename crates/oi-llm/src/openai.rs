@@ -14,8 +14,9 @@ use crate::endpoint::{Endpoint, resolve};
 use crate::env::Env;
 use crate::ollama;
 use crate::openai_body::request_body;
+use crate::reply_limits::ReplyLimits;
 use crate::retry::RetryPolicy;
-use crate::text::shorten;
+use crate::text::{printable, shorten};
 use crate::text_mode::TextDecoder;
 use crate::tool_stream::ToolCallReader;
 use crate::transport::{Decode, HttpCall, Transport};
@@ -114,6 +115,7 @@ impl OpenAiCompatible {
             retry: self.retry,
             idle_timeout: self.idle_timeout,
             deadline: self.deadline,
+            sizes: ReplyLimits::from_env(&self.env),
         }
     }
 
@@ -136,7 +138,28 @@ enum Decoder {
     Text(TextDecoder),
 }
 
+/// Bytes of a string field, 0 when absent.
+fn str_len(value: Option<&Value>) -> usize {
+    value.and_then(Value::as_str).map_or(0, str::len)
+}
+
 impl Decode for Decoder {
+    fn content_len(&self, chunk: &Value) -> usize {
+        let Some(delta) = chunk.pointer("/choices/0/delta") else {
+            return 0;
+        };
+        let calls = delta.get("tool_calls").and_then(Value::as_array);
+        let call_bytes: usize = calls
+            .into_iter()
+            .flatten()
+            .map(|call| {
+                str_len(call.pointer("/function/name"))
+                    + str_len(call.pointer("/function/arguments"))
+            })
+            .sum();
+        str_len(delta.get("content")) + call_bytes
+    }
+
     fn push(&mut self, chunk: &Value) -> Result<Vec<ModelDelta>, ModelError> {
         if let Some(error) = chunk.get("error") {
             let message = error
@@ -145,7 +168,7 @@ impl Decode for Decoder {
                 .map_or_else(|| error.to_string(), str::to_owned);
             return Err(ModelError::Stream(format!(
                 "the server reported an error: {}",
-                shorten(&message, 300)
+                printable(&shorten(&message, 300))
             )));
         }
         let Some(delta) = chunk.pointer("/choices/0/delta") else {

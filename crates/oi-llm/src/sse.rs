@@ -1,15 +1,17 @@
-//! Reading a chat-completions SSE body: JSON chunks, `[DONE]`, idle and overall timeouts.
+//! Reading a chat-completions SSE body: JSON chunks, `[DONE]`, idle and overall timeouts, and
+//! the size limits of [`ReplyLimits`] (one line, the whole body).
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use oi_core::ModelError;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::text::shorten;
+use crate::reply_limits::ReplyLimits;
+use crate::sse_events::{EventParser, SseError};
+use crate::text::{printable, shorten};
 
 /// One item of the body.
 #[derive(Debug)]
@@ -29,15 +31,18 @@ pub(crate) enum ReadError {
     TimedOut(String),
     /// The body is not what a chat-completions stream looks like.
     Invalid(String),
+    /// The reply passed a size limit (not worth a retry: the server would do it again).
+    TooLarge(String),
 }
 
 impl ReadError {
     /// As the error the caller sees.
     pub fn into_model_error(self) -> ModelError {
         match self {
-            ReadError::Broken(m) | ReadError::TimedOut(m) | ReadError::Invalid(m) => {
-                ModelError::Stream(m)
-            }
+            ReadError::Broken(m)
+            | ReadError::TimedOut(m)
+            | ReadError::Invalid(m)
+            | ReadError::TooLarge(m) => ModelError::Stream(m),
         }
     }
 
@@ -81,42 +86,56 @@ impl Limits {
     }
 }
 
-/// The SSE items of `response`'s body.
+/// The SSE items of `response`'s body, read within `sizes`.
 pub(crate) fn read_events(
     response: reqwest::Response,
     limits: Limits,
+    sizes: ReplyLimits,
 ) -> impl Stream<Item = Result<SseItem, ReadError>> + Send + 'static {
     async_stream::stream! {
-        let bytes = timed(response.bytes_stream(), limits);
-        let mut events = Box::pin(bytes.eventsource());
-        while let Some(event) = events.next().await {
-            let event = match event {
-                Ok(event) => event,
-                Err(EventStreamError::Transport(error)) => {
+        let mut bytes = Box::pin(timed(response.bytes_stream(), limits));
+        let mut parser = EventParser::new(sizes.max_line_bytes);
+        let mut read: u64 = 0;
+        while let Some(piece) = bytes.next().await {
+            let piece = match piece {
+                Ok(piece) => piece,
+                Err(error) => {
                     yield Err(error);
                     return;
                 }
-                Err(EventStreamError::Utf8(e)) => {
-                    yield Err(ReadError::Invalid(format!("the reply is not UTF-8 text: {e}")));
-                    return;
-                }
-                Err(EventStreamError::Parser(e)) => {
-                    yield Err(ReadError::Invalid(format!("the reply is not a server-sent event stream: {e}")));
-                    return;
-                }
             };
-            let data = event.data.trim();
-            if data.is_empty() {
-                continue;
-            }
-            if data == "[DONE]" {
-                yield Ok(SseItem::Done);
+            read = read.saturating_add(piece.len() as u64);
+            if read > sizes.max_body_bytes {
+                yield Err(ReadError::TooLarge(sizes.body_exceeded()));
                 return;
             }
-            match serde_json::from_str::<Value>(data) {
-                Ok(value) => yield Ok(SseItem::Data(value)),
-                Err(e) => {
-                    yield Err(ReadError::Invalid(format!("a line is not JSON ({e}): {}", shorten(data, 200))));
+            let mut events = Vec::new();
+            let failure = parser.push_into(&piece, &mut events).err();
+            for event in events {
+                let data = event.data.trim();
+                if data.is_empty() {
+                    continue;
+                }
+                if data == "[DONE]" {
+                    yield Ok(SseItem::Done);
+                    return;
+                }
+                match serde_json::from_str::<Value>(data) {
+                    Ok(value) => yield Ok(SseItem::Data(value)),
+                    Err(e) => {
+                        yield Err(ReadError::Invalid(format!("a line is not JSON ({e}): {}", printable(&shorten(data, 200)))));
+                        return;
+                    }
+                }
+            }
+            match failure {
+                None => {}
+                Some(error @ SseError::NotUtf8 { .. }) => {
+                    yield Err(ReadError::Invalid(sizes.stream_error(&error)));
+                    return;
+                }
+                Some(error) => {
+                    yield Err(ReadError::TooLarge(sizes.stream_error(&error)));
                     return;
                 }
             }

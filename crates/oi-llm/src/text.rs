@@ -11,6 +11,28 @@ pub fn shorten(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` safe to print on a terminal: control characters (C0, DEL, C1), bidirectional
+/// overrides and invisible format characters are written as `\u{…}` escapes, so text from a
+/// model server cannot move the cursor, set the title or write the clipboard when an error
+/// message is shown.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_hidden_control(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Control and invisible format characters (see [`printable`]).
+fn is_hidden_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
 /// An error and its sources, joined with `": "` (repeated messages left out).
 pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = vec![error.to_string()];
@@ -33,5 +55,13 @@ mod tests {
     fn shortens_by_chars() {
         assert_eq!(shorten(" abc ", 3), "abc");
         assert_eq!(shorten("ééééé", 2), "éé…");
+    }
+
+    #[test]
+    fn printable_escapes_controls() {
+        assert_eq!(
+            printable("a\x1b]52;c;eA==\x07b\u{9b}2J\u{202e}é\n"),
+            "a\\u{1b}]52;c;eA==\\u{7}b\\u{9b}2J\\u{202e}é\\u{a}"
+        );
     }
 }

@@ -6,11 +6,14 @@
 //!
 //! Costs: a ```` ```json ```` block is held until it closes (so it can be judged whole), and a
 //! reply whose first non-blank character is `{` (or that starts with `<tool_call>`) is held
-//! until the JSON value is complete. Every other reply streams as before.
+//! until the JSON value is complete. Every other reply streams as before. Held text longer
+//! than a few kilobytes is re-read on the schedule of [`Reparse`] (linear time, not quadratic).
 
 use oi_core::ModelDelta;
 use oi_core::fence::FenceParser;
 use serde_json::Value;
+
+use crate::reparse::Reparse;
 
 /// Opening tag of Qwen/Hermes-style tool calls.
 const TOOL_CALL_OPEN: &str = "<tool_call>";
@@ -34,8 +37,11 @@ pub struct TextDecoder {
     parser: FenceParser,
     lead: Lead,
     held: String,
+    /// Bytes at the start of `held` known to be whitespace.
+    held_blank: usize,
     json_block: Option<String>,
     done: bool,
+    schedule: Reparse,
 }
 
 impl Default for TextDecoder {
@@ -51,8 +57,10 @@ impl TextDecoder {
             parser: FenceParser::new(),
             lead: Lead::Undecided,
             held: String::new(),
+            held_blank: 0,
             json_block: None,
             done: false,
+            schedule: Reparse::default(),
         }
     }
 
@@ -124,7 +132,9 @@ impl TextDecoder {
             return;
         }
         self.held.push_str(&text);
-        let start = self.held.trim_start();
+        let unread = &self.held[self.held_blank..];
+        let start = unread.trim_start();
+        self.held_blank += unread.len() - start.len();
         self.lead = if start.is_empty() {
             Lead::Undecided
         } else if start.starts_with('{')
@@ -137,14 +147,17 @@ impl TextDecoder {
         };
         match self.lead {
             Lead::Plain => self.release_held(out),
-            Lead::MaybeJson => match complete_json(&self.held) {
-                JsonState::Incomplete => {}
-                JsonState::ToolCall(language, code) => {
+            Lead::MaybeJson => match self
+                .schedule
+                .read(self.held.len(), || complete_json(&self.held))
+            {
+                None | Some(JsonState::Incomplete) => {}
+                Some(JsonState::ToolCall(language, code)) => {
                     self.held.clear();
                     out.push(ModelDelta::Code { language, code });
                     self.done = true;
                 }
-                JsonState::NotToolCall => {
+                Some(JsonState::NotToolCall) => {
                     self.lead = Lead::Plain;
                     self.release_held(out);
                 }
@@ -156,6 +169,7 @@ impl TextDecoder {
     /// Held text turns out to be ordinary text: send it.
     fn release_held(&mut self, out: &mut Vec<ModelDelta>) {
         self.lead = Lead::Plain;
+        self.held_blank = 0;
         if !self.held.is_empty() {
             out.push(ModelDelta::Message(std::mem::take(&mut self.held)));
         }

@@ -1,6 +1,7 @@
 //! One streamed HTTP request to a model server, whatever its wire: sending with retries
 //! (before anything of the reply was passed on), reading server-sent events with idle and
-//! overall limits, and handing each JSON event to a wire-specific [`Decode`].
+//! overall time limits and the size limits of [`ReplyLimits`], and handing each JSON event to
+//! a wire-specific [`Decode`].
 
 use std::time::Duration;
 
@@ -9,15 +10,22 @@ use oi_core::{ModelDelta, ModelError};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::reply_limits::ReplyLimits;
 use crate::retry::{RetryPolicy, parse_retry_after, retryable_status};
 use crate::sse::{Limits, ReadError, SseItem, read_events};
-use crate::text::{error_chain, shorten};
+use crate::text::{error_chain, printable, shorten};
 
 /// Characters of an HTTP error body kept in [`ModelError::Status`].
 const STATUS_BODY_CHARS: usize = 500;
 
+/// Bytes of an HTTP error body read at most (the rest is not needed for the message).
+const STATUS_BODY_BYTES: usize = 64 << 10;
+
 /// Turns a wire's JSON events into deltas.
 pub(crate) trait Decode: Send + 'static {
+    /// Bytes of text and code in one event (message text, tool-call names and arguments):
+    /// what counts towards [`ReplyLimits::max_reply_bytes`].
+    fn content_len(&self, event: &Value) -> usize;
     /// Feeds one event.
     fn push(&mut self, event: &Value) -> Result<Vec<ModelDelta>, ModelError>;
     /// Whether the reply is complete (nothing more is read).
@@ -46,6 +54,8 @@ pub(crate) struct Transport {
     pub retry: RetryPolicy,
     pub idle_timeout: Option<Duration>,
     pub deadline: Option<Duration>,
+    /// Size limits (an error when the environment set them wrongly).
+    pub sizes: Result<ReplyLimits, ModelError>,
 }
 
 impl Transport {
@@ -57,6 +67,13 @@ impl Transport {
         decoder: impl Fn() -> D + Send + 'static,
     ) -> impl Stream<Item = Result<ModelDelta, ModelError>> + Send + 'static {
         async_stream::stream! {
+            let sizes = match self.sizes.clone() {
+                Ok(sizes) => sizes,
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            };
             let limits = Limits {
                 idle: self.idle_timeout,
                 deadline: self.deadline.map(|d| Instant::now() + d),
@@ -69,13 +86,19 @@ impl Transport {
                         Err(failure) => break 'attempt failure,
                     };
                     let mut decoder = decoder();
-                    let mut events = Box::pin(read_events(response, limits));
+                    let mut events = Box::pin(read_events(response, limits, sizes));
                     let (mut received, mut yielded) = (false, false);
+                    let mut content: usize = 0;
                     while let Some(item) = events.next().await {
                         match item {
                             Ok(SseItem::Done) => break,
                             Ok(SseItem::Data(chunk)) => {
                                 received = true;
+                                content = content.saturating_add(decoder.content_len(&chunk));
+                                if content > sizes.max_reply_bytes {
+                                    yield Err(ModelError::Stream(sizes.reply_exceeded()));
+                                    return;
+                                }
                                 match decoder.push(&chunk) {
                                     Ok(deltas) => {
                                         for delta in deltas {
@@ -164,7 +187,12 @@ impl Transport {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let text = response.text().await.unwrap_or_default();
+        let text = match limits.next_wait() {
+            Some((wait, _)) => tokio::time::timeout(wait, read_capped(response, STATUS_BODY_BYTES))
+                .await
+                .unwrap_or_default(),
+            None => read_capped(response, STATUS_BODY_BYTES).await,
+        };
         let error = ModelError::Status {
             status: status.as_u16(),
             body: status_body(&text),
@@ -177,15 +205,32 @@ impl Transport {
     }
 }
 
+/// At most `max` bytes of a body, as text (invalid UTF-8 replaced; a broken connection ends
+/// it early). A server cannot make oi hold more than `max` bytes of an answer it only quotes.
+pub(crate) async fn read_capped(mut response: reqwest::Response, max: usize) -> String {
+    let mut body: Vec<u8> = Vec::new();
+    while let Ok(Some(piece)) = response.chunk().await {
+        let room = max - body.len();
+        body.extend_from_slice(&piece[..piece.len().min(room)]);
+        if body.len() >= max {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
 /// The readable part of an HTTP error body: `error.message` (OpenAI and Anthropic) when there
-/// is one.
+/// is one, with control characters escaped.
 fn status_body(text: &str) -> String {
     let message = serde_json::from_str::<Value>(text).ok().and_then(|v| {
         v.pointer("/error/message")
             .and_then(Value::as_str)
             .map(str::to_owned)
     });
-    shorten(message.as_deref().unwrap_or(text), STATUS_BODY_CHARS)
+    printable(&shorten(
+        message.as_deref().unwrap_or(text),
+        STATUS_BODY_CHARS,
+    ))
 }
 
 /// A failed attempt.

@@ -30,12 +30,31 @@ struct Partial {
     format: Option<Value>,
     content: String,
     recipient: Option<Value>,
+    /// What this part holds, in bytes (approximately).
+    bytes: usize,
 }
 
 /// The user messages of one input, built chunk by chunk.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Accumulator {
     parts: Vec<Partial>,
+    bytes: usize,
+}
+
+/// Bytes counted for every part besides its text (its place in memory).
+const PART_OVERHEAD: usize = 128;
+
+/// Roughly how many bytes `value` holds in memory.
+fn value_bytes(value: &Value) -> usize {
+    match value {
+        Value::String(text) => text.len() + 24,
+        Value::Array(items) => items.iter().map(value_bytes).sum::<usize>() + 24,
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| k.len() + value_bytes(v) + 32)
+            .sum::<usize>(),
+        _ => 16,
+    }
 }
 
 fn as_text(value: &Value) -> String {
@@ -57,6 +76,22 @@ impl Accumulator {
         self.parts.is_empty()
     }
 
+    /// Roughly how many bytes everything accumulated holds.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Roughly how many bytes the message being built (the last one) holds.
+    pub fn last_message_bytes(&self) -> usize {
+        self.parts.last().map_or(0, |p| p.bytes)
+    }
+
+    /// Drops everything accumulated.
+    pub fn clear(&mut self) {
+        self.parts.clear();
+        self.bytes = 0;
+    }
+
     /// Adds one user chunk (spec c.5 `accumulate`); chunks with neither `start` nor `content`
     /// add nothing.
     pub fn push(&mut self, chunk: &Map<String, Value>) {
@@ -76,13 +111,20 @@ impl Accumulator {
         if let Some(content) = chunk.get("content") {
             if !is_start {
                 if let Some(last) = self.parts.last_mut().filter(|last| !differs(last)) {
+                    let mut added = 0;
                     if last.kind.is_none() {
+                        added += kind.as_ref().map_or(0, value_bytes);
                         last.kind = kind;
                     }
                     if last.format.is_none() {
+                        added += format.as_ref().map_or(0, value_bytes);
                         last.format = format;
                     }
-                    last.content.push_str(&as_text(content));
+                    let text = as_text(content);
+                    added += text.len();
+                    last.bytes += added;
+                    self.bytes += added;
+                    last.content.push_str(&text);
                     return;
                 }
             }
@@ -90,19 +132,30 @@ impl Accumulator {
             // An `end` flag or a stray chunk: nothing to add.
             return;
         }
-        self.parts.push(Partial {
+        let mut part = Partial {
             role: chunk.get("role").cloned(),
             kind,
             format,
             content: chunk.get("content").map(as_text).unwrap_or_default(),
             recipient: chunk.get("recipient").cloned(),
-        });
+            bytes: 0,
+        };
+        part.bytes = PART_OVERHEAD
+            + part.content.len()
+            + [&part.role, &part.kind, &part.format, &part.recipient]
+                .into_iter()
+                .flatten()
+                .map(value_bytes)
+                .sum::<usize>();
+        self.bytes += part.bytes;
+        self.parts.push(part);
     }
 
     /// Takes the accumulated messages, leaving the accumulator empty. A part with no type is a
     /// `message`, with no role a `user` message.
     pub fn take(&mut self) -> Result<Vec<Message>, AccumulateError> {
         let parts = std::mem::take(&mut self.parts);
+        self.bytes = 0;
         parts.into_iter().map(into_message).collect()
     }
 }
@@ -199,6 +252,43 @@ mod tests {
             json!({"role": "user", "type": "message", "content": "hi"}),
         ]);
         assert_eq!(messages, vec![Message::user("hi")]);
+    }
+
+    #[test]
+    fn sizes_are_counted_and_cleared() {
+        let mut acc = Accumulator::new();
+        acc.push(json!({"role": "user", "start": true}).as_object().unwrap());
+        let empty = acc.bytes();
+        assert!(empty >= PART_OVERHEAD);
+        let text = "x".repeat(1000);
+        acc.push(
+            json!({"role": "user", "content": text})
+                .as_object()
+                .unwrap(),
+        );
+        acc.push(
+            json!({"role": "user", "content": text})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(acc.bytes(), empty + 2000);
+        acc.push(
+            json!({"role": "user", "type": "message", "content": "."})
+                .as_object()
+                .unwrap(),
+        );
+        assert!(acc.bytes() > empty + 2001, "the type counts");
+        assert_eq!(acc.last_message_bytes(), acc.bytes());
+        let format = "f".repeat(5000);
+        acc.push(
+            json!({"role": "user", "type": "image", "format": format, "content": "a"})
+                .as_object()
+                .unwrap(),
+        );
+        assert!(acc.bytes() > empty + 7000, "a new part, with its fields");
+        assert!(acc.last_message_bytes() > 5000 && acc.last_message_bytes() < 6000);
+        acc.clear();
+        assert_eq!((acc.bytes(), acc.is_empty()), (0, true));
     }
 
     #[test]

@@ -27,6 +27,36 @@ pub enum InputError {
     /// A `command` message other than `stop` or `go`.
     #[error("unknown command {0:?}: use \"stop\" or \"go\"")]
     UnknownCommand(String),
+    /// The input being built grew past a limit; it was discarded.
+    #[error(
+        "{what} is over the limit of {limit} bytes before its `end`; the input was discarded (the rest of it up to `end` is ignored): send less, or start the server with a larger {flag}"
+    )]
+    TooLarge {
+        /// What was too large: one message, or the whole pending input.
+        what: &'static str,
+        /// The limit, in bytes.
+        limit: usize,
+        /// The server flag that raises it.
+        flag: &'static str,
+    },
+}
+
+/// How much user input may wait for its `end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputLimits {
+    /// The most bytes one message (built from `start` and `content` chunks) may hold.
+    pub max_message_bytes: usize,
+    /// The most bytes all messages of one input may hold together.
+    pub max_pending_bytes: usize,
+}
+
+impl Default for InputLimits {
+    fn default() -> Self {
+        InputLimits {
+            max_message_bytes: 16 * 1024 * 1024,
+            max_pending_bytes: 32 * 1024 * 1024,
+        }
+    }
 }
 
 /// How a turn starts.
@@ -104,12 +134,15 @@ impl Running {
 #[derive(Default)]
 struct State {
     accumulator: Accumulator,
+    /// The input being received went over a limit: its chunks are ignored up to `end`.
+    discarding: bool,
     running: Option<Running>,
 }
 
 struct Inner {
     interpreter: Interpreter,
     mode: InterruptMode,
+    limits: InputLimits,
     state: Mutex<State>,
     tx: mpsc::UnboundedSender<Value>,
     rx: Mutex<mpsc::UnboundedReceiver<Value>>,
@@ -122,13 +155,20 @@ pub struct AsyncInterpreter {
 }
 
 impl AsyncInterpreter {
-    /// Wraps `interpreter`; `mode` says what a new input does while a turn runs.
+    /// Wraps `interpreter`; `mode` says what a new input does while a turn runs. Input is
+    /// bounded by the default [`InputLimits`].
     pub fn new(interpreter: Interpreter, mode: InterruptMode) -> Self {
+        Self::with_limits(interpreter, mode, InputLimits::default())
+    }
+
+    /// Wraps `interpreter` with these input limits.
+    pub fn with_limits(interpreter: Interpreter, mode: InterruptMode, limits: InputLimits) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         AsyncInterpreter {
             inner: Arc::new(Inner {
                 interpreter,
                 mode,
+                limits,
                 state: Mutex::new(State::default()),
                 tx,
                 rx: Mutex::new(rx),
@@ -156,10 +196,18 @@ impl AsyncInterpreter {
                     running.stop().await;
                 }
             }
+            state.discarding = false;
             state.accumulator.push(object);
+            self.check_size(&mut state)?;
         } else if object.contains_key("content") {
-            state.accumulator.push(object);
+            if !state.discarding {
+                state.accumulator.push(object);
+                self.check_size(&mut state)?;
+            }
         } else if object.contains_key("end") {
+            if std::mem::take(&mut state.discarding) {
+                return Ok(());
+            }
             let mut messages = state.accumulator.take()?;
             let command = messages
                 .last()
@@ -187,6 +235,40 @@ impl AsyncInterpreter {
             }
         }
         Ok(())
+    }
+
+    /// Discards the pending input when it grew past a limit (and ignores the rest of it).
+    fn check_size(&self, state: &mut State) -> Result<(), InputError> {
+        let limits = self.inner.limits;
+        let over = if state.accumulator.last_message_bytes() > limits.max_message_bytes {
+            Some((
+                "one message",
+                limits.max_message_bytes,
+                "--max-message-bytes",
+            ))
+        } else if state.accumulator.bytes() > limits.max_pending_bytes {
+            Some(("the input", limits.max_pending_bytes, "--max-pending-bytes"))
+        } else {
+            None
+        };
+        let Some((what, limit, flag)) = over else {
+            return Ok(());
+        };
+        state.accumulator.clear();
+        state.discarding = true;
+        Err(InputError::TooLarge { what, limit, flag })
+    }
+
+    /// Drops the input received so far that has not been ended (its connection closed).
+    pub async fn discard_pending(&self) {
+        let mut state = self.inner.state.lock().await;
+        state.accumulator.clear();
+        state.discarding = false;
+    }
+
+    /// Roughly how many bytes of input wait for their `end`.
+    pub async fn pending_bytes(&self) -> usize {
+        self.inner.state.lock().await.accumulator.bytes()
     }
 
     /// The next outgoing chunk, waiting for one. Chunks are JSON objects: the turn's framed

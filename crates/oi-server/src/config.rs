@@ -42,7 +42,8 @@ pub struct ServerConfig {
     pub max_sessions: usize,
     /// Sessions idle (no connection, no turn) this long are reaped.
     pub session_idle_timeout: Duration,
-    /// Largest WebSocket frame accepted, in bytes.
+    /// Largest WebSocket message accepted, and largest user message built from several
+    /// chunks, in bytes (`--max-message-bytes`, `INTERPRETER_MAX_MESSAGE_BYTES`).
     pub max_frame_bytes: usize,
     /// Largest HTTP body accepted, in bytes.
     pub max_body_bytes: usize,
@@ -53,6 +54,22 @@ pub struct ServerConfig {
     pub sandbox: oi_computer::SandboxPolicy,
     /// Resource limits for every session's language processes.
     pub limits: oi_computer::ResourceLimits,
+    /// Host names (optionally `NAME:PORT`) accepted in `Host` and `Origin` besides the
+    /// loopback names and the bound address (`--allowed-host`, `INTERPRETER_ALLOWED_HOSTS`).
+    pub allowed_hosts: Vec<String>,
+    /// Start on a non-loopback address without an API key (`--insecure-no-key`,
+    /// `INTERPRETER_INSECURE_NO_KEY=true`).
+    pub insecure_no_key: bool,
+    /// The most connections open at once (`--max-connections`,
+    /// `INTERPRETER_MAX_CONNECTIONS`); further ones get 503. Lowered at start to fit the
+    /// process's descriptor limit.
+    pub max_connections: usize,
+    /// How long a client has to send a request's headers (`--header-timeout`,
+    /// `INTERPRETER_HEADER_TIMEOUT`, seconds); also how long a kept-alive connection may idle.
+    pub header_read_timeout: Duration,
+    /// Largest input of a session not yet ended with `end`, in bytes (`--max-pending-bytes`,
+    /// `INTERPRETER_MAX_PENDING_BYTES`); one message is at most `max_frame_bytes`.
+    pub max_pending_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -75,6 +92,11 @@ impl Default for ServerConfig {
             working_dir: PathBuf::from("."),
             sandbox: oi_computer::SandboxPolicy::default(),
             limits: oi_computer::ResourceLimits::default(),
+            allowed_hosts: Vec::new(),
+            insecure_no_key: false,
+            max_connections: 4096,
+            header_read_timeout: Duration::from_secs(10),
+            max_pending_bytes: 32 * 1024 * 1024,
         }
     }
 }
@@ -96,6 +118,38 @@ pub enum ConfigError {
 
 fn is_true(value: Option<&str>) -> bool {
     value.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// Parses the number in variable `name`, if set and not blank.
+fn number<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+) -> Result<Option<T>, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    let Some(value) = get(name).filter(|v| !v.trim().is_empty()) else {
+        return Ok(None);
+    };
+    value
+        .trim()
+        .parse()
+        .map(Some)
+        .map_err(|e: T::Err| ConfigError::Invalid {
+            name,
+            value: value.clone(),
+            reason: format!("{e} (expected a whole number)"),
+        })
+}
+
+/// Splits a comma-separated list of host names, dropping blanks.
+pub fn host_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 impl ServerConfig {
@@ -120,6 +174,22 @@ impl ServerConfig {
         config.require_auth = get("INTERPRETER_REQUIRE_AUTH").as_deref() != Some("False");
         config.require_acknowledge = is_true(get("INTERPRETER_REQUIRE_ACKNOWLEDGE").as_deref());
         config.insecure_routes = is_true(get("INTERPRETER_INSECURE_ROUTES").as_deref());
+        config.insecure_no_key = is_true(get("INTERPRETER_INSECURE_NO_KEY").as_deref());
+        if let Some(hosts) = get("INTERPRETER_ALLOWED_HOSTS") {
+            config.allowed_hosts = host_list(&hosts);
+        }
+        if let Some(n) = number(&get, "INTERPRETER_MAX_CONNECTIONS")? {
+            config.max_connections = n;
+        }
+        if let Some(secs) = number(&get, "INTERPRETER_HEADER_TIMEOUT")? {
+            config.header_read_timeout = Duration::from_secs(secs);
+        }
+        if let Some(n) = number(&get, "INTERPRETER_MAX_MESSAGE_BYTES")? {
+            config.max_frame_bytes = n;
+        }
+        if let Some(n) = number(&get, "INTERPRETER_MAX_PENDING_BYTES")? {
+            config.max_pending_bytes = n;
+        }
         if let Ok(dir) = std::env::current_dir() {
             config.working_dir = dir;
         }
@@ -194,6 +264,33 @@ mod tests {
         ]))
         .unwrap();
         assert!(!relaxed.ws_auth_required());
+    }
+
+    #[test]
+    fn hardening_variables() {
+        let config = ServerConfig::from_env(env(&[
+            ("INTERPRETER_ALLOWED_HOSTS", " oi.lan, ,box:9000 "),
+            ("INTERPRETER_INSECURE_NO_KEY", "true"),
+            ("INTERPRETER_MAX_CONNECTIONS", "10"),
+            ("INTERPRETER_HEADER_TIMEOUT", "3"),
+            ("INTERPRETER_MAX_MESSAGE_BYTES", "1000"),
+            ("INTERPRETER_MAX_PENDING_BYTES", "2000"),
+        ]))
+        .unwrap();
+        assert_eq!(config.allowed_hosts, ["oi.lan", "box:9000"]);
+        assert!(config.insecure_no_key);
+        assert_eq!(config.max_connections, 10);
+        assert_eq!(config.header_read_timeout, Duration::from_secs(3));
+        assert_eq!(
+            (config.max_frame_bytes, config.max_pending_bytes),
+            (1000, 2000)
+        );
+        let err =
+            ServerConfig::from_env(env(&[("INTERPRETER_MAX_CONNECTIONS", "lots")])).unwrap_err();
+        assert!(
+            err.to_string().contains("INTERPRETER_MAX_CONNECTIONS=lots"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! The routes that run code or touch files for whoever holds the key, registered only with
 //! `INTERPRETER_INSECURE_ROUTES=true`: `POST /run`, `POST /upload`, `GET /download/{*path}`.
-//! Files are confined to the working directory: absolute paths and `..` are refused (403).
-
-use std::path::{Component, Path, PathBuf};
+//! Files stay beneath the working directory: absolute paths, `..` and symbolic links anywhere
+//! in the path are refused (403), atomically (see [`crate::beneath`]).
 
 use axum::Json;
 use axum::body::{Body, Bytes};
@@ -12,43 +11,31 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::beneath::FileError;
 use crate::error::{ApiError, parse_json};
 use crate::state::AppState;
 
-/// `root` joined with `requested`, refused unless it stays inside `root`.
-pub fn confine(root: &Path, requested: &str) -> Result<PathBuf, ApiError> {
-    let relative = Path::new(requested);
-    if requested.is_empty() {
-        return Err(ApiError::bad_request("a path is required"));
-    }
-    for component in relative.components() {
-        match component {
-            Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(ApiError::forbidden(format!(
-                    "{requested:?} leaves the working directory: use a relative path without '..'"
-                )));
-            }
+/// The HTTP error for a file that could not be read or written.
+fn file_error(error: FileError) -> ApiError {
+    let message = error.to_string();
+    match error {
+        FileError::NoPath => ApiError::bad_request(message),
+        FileError::Escapes(_) | FileError::Symlink(_) | FileError::NotAFile(_) => {
+            ApiError::forbidden(message)
         }
+        FileError::NotFound(_) => ApiError::not_found(message),
+        FileError::NoRoot(_) | FileError::Io { .. } => ApiError::internal(message),
     }
-    Ok(root.join(relative))
 }
 
-/// Refuses `path` if, symlinks resolved, it is outside `root`. `path` must exist.
-async fn check_resolved(root: &Path, path: &Path) -> Result<(), ApiError> {
-    let root = tokio::fs::canonicalize(root)
+/// Runs a blocking file operation off the runtime.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, FileError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| ApiError::internal(format!("working directory: {e}")))?;
-    let resolved = tokio::fs::canonicalize(path)
-        .await
-        .map_err(|e| ApiError::not_found(format!("{}: {e}", path.display())))?;
-    if resolved.starts_with(&root) {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(
-            "the path leads outside the working directory",
-        ))
-    }
+        .map_err(|e| ApiError::internal(format!("file operation failed: {e}")))?
+        .map_err(file_error)
 }
 
 /// `POST /run` `{"language", "code"}` → `{"output": [chunks]}` (outputs merged, no
@@ -110,17 +97,8 @@ pub async fn upload(
     let Some(path) = path.or(name) else {
         return Err(ApiError::bad_request("a `path` field is required"));
     };
-    let root = &state.config.working_dir;
-    let target = confine(root, &path)?;
-    if let Some(parent) = target.parent() {
-        tokio::fs::create_dir_all(parent)
-            .await
-            .map_err(|e| ApiError::internal(format!("{}: {e}", parent.display())))?;
-        check_resolved(root, parent).await?;
-    }
-    tokio::fs::write(&target, &bytes)
-        .await
-        .map_err(|e| ApiError::internal(format!("{}: {e}", target.display())))?;
+    let files = state.files.clone();
+    blocking(move || files.write(&path, &bytes)).await?;
     Ok(Json(json!({"status": "success"})))
 }
 
@@ -129,35 +107,11 @@ pub async fn download(
     State(state): State<AppState>,
     axum::extract::Path(path): axum::extract::Path<String>,
 ) -> Result<Response, ApiError> {
-    let root = &state.config.working_dir;
-    let target = confine(root, &path)?;
-    check_resolved(root, &target).await?;
-    let bytes = tokio::fs::read(&target)
-        .await
-        .map_err(|e| ApiError::not_found(format!("{path}: {e}")))?;
+    let files = state.files.clone();
+    let bytes = blocking(move || files.read(&path)).await?;
     Ok((
         [(header::CONTENT_TYPE, "application/octet-stream")],
         Body::from(bytes),
     )
         .into_response())
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-
-    #[test]
-    fn confinement() {
-        let root = Path::new("/w");
-        assert_eq!(
-            confine(root, "a/b.txt").unwrap(),
-            PathBuf::from("/w/a/b.txt")
-        );
-        assert_eq!(confine(root, "../x").unwrap_err().status, 403);
-        assert_eq!(confine(root, "a/../../x").unwrap_err().status, 403);
-        assert_eq!(confine(root, "/etc/passwd").unwrap_err().status, 403);
-        assert_eq!(confine(root, "").unwrap_err().status, 400);
-    }
 }

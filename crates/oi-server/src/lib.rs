@@ -18,10 +18,15 @@
 
 pub mod accumulate;
 pub mod ack;
+pub mod allowed_hosts;
 pub mod async_interpreter;
 pub mod auth;
+pub mod beneath;
 pub mod config;
+pub mod connections;
 pub mod error;
+pub mod exposure;
+pub mod fd_limit;
 pub mod insecure;
 pub mod openai;
 pub mod origin;
@@ -34,7 +39,7 @@ pub mod state;
 pub mod ws;
 
 pub use accumulate::{AccumulateError, Accumulator};
-pub use async_interpreter::{AsyncInterpreter, InputError, TurnStart};
+pub use async_interpreter::{AsyncInterpreter, InputError, InputLimits, TurnStart};
 pub use config::{ConfigError, InterruptMode, ServerConfig};
 pub use routes::router;
 pub use run::{run, shutdown_signal};

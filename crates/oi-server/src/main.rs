@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::Parser;
 use oi_core::Settings;
 use oi_server::{InterruptMode, ServerConfig};
@@ -68,6 +67,9 @@ struct Args {
     /// When the kernel cannot enforce the sandbox, run unsandboxed (saying so) instead of refusing.
     #[arg(long = "sandbox-fallback")]
     sandbox_fallback: bool,
+    /// Let the code see this environment variable although oi withholds it (oi's own keys always, provider keys under a sandbox); repeatable.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pass_env: Vec<String>,
     /// Most processes a language session may have at once.
     #[arg(long = "max-processes")]
     max_processes: Option<u32>,
@@ -86,6 +88,26 @@ struct Args {
     /// Seconds after which an unconnected, idle session is reaped.
     #[arg(long = "session-idle-timeout")]
     session_idle_timeout: Option<u64>,
+    /// Another name (NAME or NAME:PORT) clients may use in Host and Origin; repeatable
+    /// (adds to INTERPRETER_ALLOWED_HOSTS).
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    allowed_host: Vec<String>,
+    /// Serve beyond loopback without INTERPRETER_API_KEY (anyone who can reach the port can
+    /// run code).
+    #[arg(long = "insecure-no-key")]
+    insecure_no_key: bool,
+    /// The most connections open at once; more get HTTP 503 (default 4096).
+    #[arg(long = "max-connections")]
+    max_connections: Option<usize>,
+    /// Seconds a client has to send a request's headers (default 10).
+    #[arg(long = "header-timeout")]
+    header_timeout: Option<u64>,
+    /// Largest WebSocket message, and largest user message, in bytes (default 16 MiB).
+    #[arg(long = "max-message-bytes")]
+    max_message_bytes: Option<usize>,
+    /// Most bytes of a session's input waiting for its `end` (default 32 MiB).
+    #[arg(long = "max-pending-bytes")]
+    max_pending_bytes: Option<usize>,
 }
 
 impl Args {
@@ -139,11 +161,30 @@ impl Args {
             config.sandbox.network = false;
         }
         config.sandbox.allow_unsandboxed_fallback |= self.sandbox_fallback;
+        for name in &self.pass_env {
+            config.sandbox = config.sandbox.with_pass_env(name.clone());
+        }
         config.limits.max_processes = self.max_processes;
         config.limits.max_memory_bytes = self.max_memory;
         config.limits.max_cpu_seconds = self.max_cpu_seconds;
         if let Some(secs) = self.session_idle_timeout {
             config.session_idle_timeout = Duration::from_secs(secs);
+        }
+        config
+            .allowed_hosts
+            .extend(self.allowed_host.iter().cloned());
+        config.insecure_no_key |= self.insecure_no_key;
+        if let Some(n) = self.max_connections {
+            config.max_connections = n;
+        }
+        if let Some(secs) = self.header_timeout {
+            config.header_read_timeout = Duration::from_secs(secs);
+        }
+        if let Some(n) = self.max_message_bytes {
+            config.max_frame_bytes = n;
+        }
+        if let Some(n) = self.max_pending_bytes {
+            config.max_pending_bytes = n;
         }
         Ok(config)
     }
@@ -153,8 +194,7 @@ impl Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let config = args.config()?;
-    oi_server::run(config, args.settings(), oi_server::shutdown_signal())
-        .await
-        .context("the server stopped with an error")?;
+    // The error already says what went wrong and what to do (one line).
+    oi_server::run(config, args.settings(), oi_server::shutdown_signal()).await?;
     Ok(())
 }

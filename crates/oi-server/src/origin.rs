@@ -1,50 +1,61 @@
-//! Refuses cross-site requests: a browser page from another origin must not drive the server
-//! (WebSocket upgrades are not covered by CORS, and a plain-text POST needs no preflight).
-//! Requests without an `Origin` header (curl, SDKs, scripts) are not affected.
+//! Refuses requests that a web page could have made against the user's will, on every route
+//! and before any WebSocket upgrade:
+//!
+//! - a `Host` that does not name this server (DNS rebinding: the attacker's name now resolves
+//!   to the server's address, so the browser calls the page same-origin);
+//! - an `Origin` that is not a page of this server (WebSocket upgrades are not covered by
+//!   CORS, and a plain-text POST needs no preflight).
+//!
+//! Requests without `Origin` (curl, SDKs, the Python `websockets` and `openai` clients) pass
+//! the second check; requests without `Host` (not a browser: HTTP/1.0 clients) pass the first.
+//! `/heartbeat` is checked too: a client always sends the name it connected to, which is an
+//! allowed name, and a page probing for the server learns nothing.
 
-use axum::extract::Request;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::allowed_hosts::AllowedHosts;
 use crate::error::ApiError;
 
-/// Whether `origin` (e.g. `http://127.0.0.1:8000`) names the same host and port as `host`.
-pub fn same_origin(origin: &str, host: &str) -> bool {
-    let authority = origin
-        .split_once("://")
-        .map_or(origin, |(_, rest)| rest)
-        .trim_end_matches('/');
-    authority.eq_ignore_ascii_case(host)
-}
-
-/// Middleware: 403 when the request carries an `Origin` that is not this server.
-pub async fn same_origin_only(request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    match origin {
-        Some(origin) if !same_origin(origin, host) => ApiError::forbidden(format!(
-            "cross-origin request from {origin} refused: only pages served by this server (or clients that send no Origin header) may use it"
-        ))
-        .into_response(),
-        _ => next.run(request).await,
+/// The request's `Host` (the header, else the authority of an absolute-form target).
+fn host_of(request: &Request) -> Option<Result<String, ()>> {
+    match request.headers().get(header::HOST) {
+        Some(value) => Some(value.to_str().map(str::to_owned).map_err(|_| ())),
+        None => request.uri().authority().map(|a| Ok(a.as_str().to_owned())),
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::same_origin;
-
-    #[test]
-    fn same_host_and_port_only() {
-        assert!(same_origin("http://127.0.0.1:8000", "127.0.0.1:8000"));
-        assert!(same_origin("http://LOCALHOST:8000/", "localhost:8000"));
-        assert!(!same_origin("http://evil.example", "127.0.0.1:8000"));
-        assert!(!same_origin("http://127.0.0.1:9999", "127.0.0.1:8000"));
-        assert!(!same_origin("null", "127.0.0.1:8000"));
+/// Middleware: 403 when `Host` does not name this server or `Origin` is another site.
+pub async fn allowed_host_and_origin(
+    State(allowed): State<Arc<AllowedHosts>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(host) = host_of(&request) {
+        let host = host.unwrap_or_default();
+        if !allowed.host_ok(&host) {
+            return ApiError::forbidden(format!(
+                "Host {host:?} is not a name of this server, so the request was refused (a web page may be attempting DNS rebinding). Connect with localhost, 127.0.0.1, [::1] or the address the server is bound to, or start the server with --allowed-host NAME (or INTERPRETER_ALLOWED_HOSTS=NAME,…) to allow another name"
+            ))
+            .into_response();
+        }
     }
+    let origin = request
+        .headers()
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or_default().to_owned());
+    if let Some(origin) = origin {
+        if !allowed.origin_ok(&origin) {
+            return ApiError::forbidden(format!(
+                "cross-origin request from {origin} refused: only pages served by this server (http://ALLOWED-HOST:{}) and clients that send no Origin header may use it; start the server with --allowed-host NAME to allow a page on another name",
+                allowed.port()
+            ))
+            .into_response();
+        }
+    }
+    next.run(request).await
 }

@@ -39,8 +39,11 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             require_key,
         ))
-        .layer(axum::middleware::from_fn(crate::origin::same_origin_only))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            state.hosts.clone(),
+            crate::origin::allowed_host_and_origin,
+        ))
         .with_state(state)
 }
 

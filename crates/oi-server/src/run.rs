@@ -33,11 +33,30 @@ pub async fn run(
     // HTTP client's connection pool is shared.
     let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
         .unwrap_or_else(oi_llm::unavailable);
+    if let Some(warning) = sandbox.broad_workspace_warning() {
+        eprintln!("sandbox: {warning}");
+    }
+    // What no session's code may see or write: the server's and the model's keys, oi's
+    // conversations.
+    let key_vars = oi_llm::env::KNOWN_VARS
+        .into_iter()
+        .filter(|name| name.ends_with("_API_KEY"));
+    let mut secrets =
+        oi_computer::Secrets::of_oi(settings.llm.api_key.as_deref(), key_vars, |name| {
+            std::env::var(name).ok()
+        });
+    if let Some(key) = &config.api_key {
+        secrets = secrets.with_value(key.clone());
+    }
+    let conversations = settings.conversations_dir();
     let factory: InterpreterFactory = Arc::new(move || {
-        let mut computer = oi_computer::LocalComputer::new().with_limits(limits);
-        if sandbox.restricts() {
-            computer = computer.with_sandbox_support(sandbox.clone(), support);
+        let mut computer = oi_computer::LocalComputer::new()
+            .with_limits(limits)
+            .with_secrets(secrets.clone());
+        if let Some(dir) = &conversations {
+            computer = computer.with_protected_dir(dir.clone());
         }
+        let computer = computer.with_sandbox_support(sandbox.clone(), support);
         Interpreter::new(settings.clone(), model.clone(), Arc::new(computer))
     });
     let (host, port) = (config.host.clone(), config.port);
@@ -46,19 +65,20 @@ pub async fn run(
         .map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot listen on {host}:{port}: {e}"))
         })?;
-    if host == "0.0.0.0" {
-        eprintln!("Warning: Using host `0.0.0.0` will expose oi over your local network.");
+    let bound = listener.local_addr()?;
+    let exposed = crate::exposure::check(bound, config.api_key.is_some(), config.insecure_no_key)
+        .map_err(|e| {
+        std::io::Error::new(std::io::ErrorKind::PermissionDenied, e.to_string())
+    })?;
+    if let Some(warning) = exposed {
+        eprintln!("{warning}");
+    } else if !bound.ip().is_loopback() {
+        eprintln!("Note: oi is exposed beyond this machine on {bound}; clients need the key.");
     }
-    if config.api_key.is_none() && host != "127.0.0.1" && host != "localhost" {
-        eprintln!(
-            "Warning: INTERPRETER_API_KEY is not set: anyone who can reach this port can run code."
-        );
-    }
-    eprintln!(
-        "Server will run at http://{host}:{}",
-        listener.local_addr()?.port()
-    );
-    crate::serve(listener, AppState::new(config, factory), shutdown).await
+    // Built (the working directory opened) before clients can know the server is up.
+    let state = AppState::new(config, factory);
+    eprintln!("Server will run at http://{host}:{}", bound.port());
+    crate::serve(listener, state, shutdown).await
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -6,38 +6,50 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
+use crate::connections::{ConnectionLimits, accept_loop};
+use crate::fd_limit::{connection_cap, raise_nofile};
 use crate::routes::router;
 use crate::state::AppState;
 
 /// Serves `state` on `listener` until `shutdown` resolves; then every connection is closed with
 /// a close frame, every turn stopped and every session's processes killed.
+///
+/// The soft descriptor limit is raised to the hard limit first, and the connection cap is
+/// kept below it.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let state = state.bound_to(listener.local_addr()?);
+    let nofile = raise_nofile();
+    let max_connections = connection_cap(state.config.max_connections, nofile);
+    if max_connections < state.config.max_connections {
+        eprintln!(
+            "at most {max_connections} connections (not {}): the descriptor limit is {}",
+            state.config.max_connections,
+            nofile.unwrap_or_default()
+        );
+    }
+    let limits = ConnectionLimits {
+        max_connections,
+        header_read_timeout: state.config.header_read_timeout,
+    };
     let reaper = tokio::spawn(reap(state.clone()));
     let token = state.shutdown.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = shutdown => token.cancel(),
+            () = token.cancelled() => {}
+        }
+    });
     let app = router(state.clone());
-    // Chunks are small frames sent as they come: without TCP_NODELAY, Nagle's algorithm holds
-    // each one back until the previous is acknowledged (up to ~40 ms with delayed ACKs).
-    let listener =
-        axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
-            let _ = stream.set_nodelay(true);
-        });
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                () = shutdown => token.cancel(),
-                () = token.cancelled() => {}
-            }
-        })
-        .await;
+    accept_loop(listener, app, limits, state.shutdown.clone()).await;
     reaper.abort();
     for session in state.sessions.take_all() {
         session.shutdown().await;
     }
-    result
+    Ok(())
 }
 
 /// Shuts down idle sessions, checking a few times per idle timeout.

@@ -116,7 +116,14 @@ impl Session {
     fn new(id: &str, interpreter: Interpreter, config: &ServerConfig) -> Self {
         Session {
             id: id.to_owned(),
-            interpreter: AsyncInterpreter::new(interpreter, config.interrupt_mode),
+            interpreter: AsyncInterpreter::with_limits(
+                interpreter,
+                config.interrupt_mode,
+                crate::async_interpreter::InputLimits {
+                    max_message_bytes: config.max_frame_bytes,
+                    max_pending_bytes: config.max_pending_bytes,
+                },
+            ),
             outbox: Outbox::new(config.require_acknowledge, config.ack_timeout, id),
             last_active: Mutex::new(Instant::now()),
             attached: Mutex::new(None),
@@ -166,6 +173,13 @@ impl Session {
         }
         self.touch();
         Attachment { token, reason, id }
+    }
+
+    /// Whether `attachment` is still the attached connection (none took over).
+    pub fn is_attached(&self, attachment: &Attachment) -> bool {
+        lock(&self.attached)
+            .as_ref()
+            .is_some_and(|a| a.id == attachment.id)
     }
 
     /// Detaches `attachment` if it is still the attached connection.

@@ -1,9 +1,12 @@
 //! What every handler shares: the configuration, the sessions and the shutdown switch.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::allowed_hosts::AllowedHosts;
+use crate::beneath::FileRoot;
 use crate::config::ServerConfig;
 use crate::sessions::{InterpreterFactory, Sessions};
 use crate::settings_patch::NetworkPolicy;
@@ -17,6 +20,10 @@ pub struct AppState {
     pub sessions: Arc<Sessions>,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
+    /// The `Host` and `Origin` values the server answers to.
+    pub hosts: Arc<AllowedHosts>,
+    /// The working directory, opened once: uploads and downloads stay beneath it.
+    pub files: Arc<FileRoot>,
 }
 
 impl AppState {
@@ -25,9 +32,26 @@ impl AppState {
         let config = Arc::new(config);
         AppState {
             sessions: Arc::new(Sessions::new(config.clone(), factory)),
+            hosts: Arc::new(AllowedHosts::new(
+                &config.host,
+                config.port,
+                &config.allowed_hosts,
+            )),
+            files: Arc::new(FileRoot::open(&config.working_dir)),
             config,
             shutdown: CancellationToken::new(),
         }
+    }
+
+    /// The same state, answering to the address it is actually bound to (the port may have
+    /// been 0 in the configuration).
+    pub fn bound_to(mut self, addr: SocketAddr) -> Self {
+        self.hosts = Arc::new(AllowedHosts::new(
+            &self.config.host,
+            addr.port(),
+            &self.config.allowed_hosts,
+        ));
+        self
     }
 
     /// What network clients may change.

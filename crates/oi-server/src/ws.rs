@@ -84,6 +84,10 @@ pub async fn serve_socket(
         state.clone(),
     ));
     receive_loop(stream, &direct_tx, &session, &attachment, &state).await;
+    if session.is_attached(&attachment) {
+        // Input this connection started and never ended would otherwise stay in memory.
+        session.interpreter().discard_pending().await;
+    }
     attachment.token.cancel();
     let _ = sender.await;
     drop(guard);

@@ -65,6 +65,10 @@ pub enum Ending {
     DropAfter(usize),
     /// After the first `n` data events the server sleeps for the duration, then goes on.
     StallAfter(usize, Duration),
+    /// The reply never ends: after its content, the last piece of text (or of tool-call
+    /// arguments) is sent again and again, as fast as the client reads, with no finish
+    /// chunk and no `[DONE]` (a hostile or broken server streaming forever).
+    Endless,
 }
 
 /// The body of a reply.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -43,6 +43,9 @@ struct Inner {
     requests: Vec<RecordedRequest>,
     ollama: Vec<Value>,
 }
+
+/// The largest request body the server reads.
+const REQUEST_BODY_LIMIT: usize = 256 << 20;
 
 /// The context length the scripted server's Ollama `/api/show` reports.
 pub const OLLAMA_CONTEXT_LENGTH: u64 = 2048;
@@ -146,6 +149,9 @@ fn router(shared: Shared) -> Router {
         .route("/api/tags", get(ollama_tags))
         .route("/v1/messages", post(messages))
         .route("/messages", post(messages))
+        // Real model servers accept large requests (and judge them by tokens); axum's 2 MB
+        // default would turn a long conversation into a 413.
+        .layer(DefaultBodyLimit::max(REQUEST_BODY_LIMIT))
         .with_state(shared)
 }
 
@@ -319,12 +325,16 @@ fn respond(reply: Reply, request: &Value, count: usize, wire_kind: WireKind) -> 
                         return axum::Json(wire.completion(text.as_deref(), tool_calls))
                             .into_response();
                     }
-                    let chunks = wire.chunks(
+                    let mut chunks = wire.chunks(
                         text.as_deref(),
                         text_pieces.as_deref(),
                         tool_calls,
                         &reply.cut,
                     );
+                    if reply.ending == Ending::Endless && chunks.len() > 1 {
+                        // The finish chunk goes: the last content chunk is repeated instead.
+                        chunks.pop();
+                    }
                     let events = chunks.iter().map(|c| data_event(&c.to_string())).collect();
                     (events, data_event("[DONE]"))
                 }
@@ -337,13 +347,22 @@ fn respond(reply: Reply, request: &Value, count: usize, wire_kind: WireKind) -> 
                         return axum::Json(wire.message(text.as_deref(), tool_calls))
                             .into_response();
                     }
-                    let events = wire
-                        .events(
-                            text.as_deref(),
-                            text_pieces.as_deref(),
-                            tool_calls,
-                            &reply.cut,
-                        )
+                    let mut events = wire.events(
+                        text.as_deref(),
+                        text_pieces.as_deref(),
+                        tool_calls,
+                        &reply.cut,
+                    );
+                    if reply.ending == Ending::Endless {
+                        // Everything after the last delta goes: that delta is repeated.
+                        if let Some(last) = events
+                            .iter()
+                            .rposition(|(name, _)| name == "content_block_delta")
+                        {
+                            events.truncate(last + 1);
+                        }
+                    }
+                    let events = events
                         .iter()
                         .map(|(name, data)| anthropic::named_event(name, data))
                         .collect();
@@ -369,7 +388,12 @@ enum Frame {
     Bytes(String),
     Sleep(Duration),
     Drop,
+    /// These bytes, forever.
+    Repeat(Bytes),
 }
+
+/// Events sent in one write by [`Ending::Endless`].
+const ENDLESS_BATCH: usize = 64;
 
 /// The steps of a streamed reply: events, pings, the malformed line and the ending (`done`
 /// is the wire's final event: `[DONE]` or `message_stop`).
@@ -383,11 +407,15 @@ fn frames(reply: &Reply, events: Vec<String>, done: String) -> VecDeque<Frame> {
     let mut events = events;
     let limit = match reply.ending {
         Ending::CutAfter(n) | Ending::DropAfter(n) | Ending::StallAfter(n, _) => Some(n),
-        Ending::Complete | Ending::NoDone => None,
+        Ending::Complete | Ending::NoDone | Ending::Endless => None,
     };
-    if !matches!(reply.ending, Ending::NoDone) {
+    if !matches!(reply.ending, Ending::NoDone | Ending::Endless) {
         events.push(done);
     }
+    let repeated = match reply.ending {
+        Ending::Endless => events.last().map(|last| last.repeat(ENDLESS_BATCH)),
+        _ => None,
+    };
     for (i, event) in events.into_iter().enumerate() {
         if reply.malformed_after == Some(i) {
             frames.push_back(Frame::Bytes(data_event("{\"choices\": [")));
@@ -402,11 +430,14 @@ fn frames(reply: &Reply, events: Vec<String>, done: String) -> VecDeque<Frame> {
                     return frames;
                 }
                 Ending::StallAfter(_, pause) => frames.push_back(Frame::Sleep(pause)),
-                Ending::Complete | Ending::NoDone => {}
+                Ending::Complete | Ending::NoDone | Ending::Endless => {}
             }
         }
         ping(&mut frames);
         frames.push_back(Frame::Bytes(event));
+    }
+    if let Some(repeated) = repeated {
+        frames.push_back(Frame::Repeat(Bytes::from(repeated)));
     }
     frames
 }
@@ -418,6 +449,10 @@ fn frame_stream(
         loop {
             match frames.pop_front()? {
                 Frame::Bytes(text) => return Some((Ok(Bytes::from(text)), frames)),
+                Frame::Repeat(bytes) => {
+                    frames.push_front(Frame::Repeat(bytes.clone()));
+                    return Some((Ok(bytes), frames));
+                }
                 Frame::Sleep(pause) => tokio::time::sleep(pause).await,
                 Frame::Drop => {
                     let error =

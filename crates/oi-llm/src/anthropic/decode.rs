@@ -4,7 +4,7 @@
 use oi_core::{ModelDelta, ModelError};
 use serde_json::Value;
 
-use crate::text::shorten;
+use crate::text::{printable, shorten};
 use crate::text_mode::TextDecoder;
 use crate::tool_stream::{ToolCallPiece, ToolCallReader};
 use crate::transport::Decode;
@@ -56,7 +56,26 @@ impl EventDecoder {
     }
 }
 
+/// Bytes of a string field, 0 when absent.
+fn str_len(value: &Value) -> usize {
+    value.as_str().map_or(0, str::len)
+}
+
 impl Decode for EventDecoder {
+    fn content_len(&self, event: &Value) -> usize {
+        let block = &event["content_block"];
+        let delta = &event["delta"];
+        let input = match block["input"].as_object() {
+            Some(object) if !object.is_empty() => block["input"].to_string().len(),
+            _ => 0,
+        };
+        str_len(&block["text"])
+            + str_len(&block["name"])
+            + input
+            + str_len(&delta["text"])
+            + str_len(&delta["partial_json"])
+    }
+
     fn push(&mut self, event: &Value) -> Result<Vec<ModelDelta>, ModelError> {
         let index = event["index"].as_u64().unwrap_or(0);
         Ok(match event["type"].as_str().unwrap_or("") {
@@ -66,7 +85,7 @@ impl Decode for EventDecoder {
                     .map_or_else(|| event["error"].to_string(), str::to_owned);
                 return Err(ModelError::Stream(format!(
                     "the server reported an error: {}",
-                    shorten(&message, 300)
+                    printable(&shorten(&message, 300))
                 )));
             }
             "content_block_start" => {

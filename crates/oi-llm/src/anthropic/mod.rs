@@ -119,6 +119,7 @@ impl Anthropic {
             retry: self.retry,
             idle_timeout: self.idle_timeout,
             deadline: self.deadline,
+            sizes: crate::reply_limits::ReplyLimits::from_env(&self.env),
         }
     }
 }

@@ -1,0 +1,496 @@
+//! What one command does, judged from its words: wrappers (`sudo`, `env`, `timeout`, …) are
+//! looked through, code handed to shells and interpreters is read in turn, and the commands
+//! that destroy data are checked against the protected places.
+
+use super::places::{self, Harm};
+mod fan_out;
+mod printing;
+mod runners;
+
+use super::shell::{Output, Walker};
+use super::word::{Field, Seg};
+
+/// Shells: `-c` takes a script, no script means standard input.
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "fish", "yash", "posh",
+];
+
+/// Interpreters whose `-e`/`-c` code oi reads for shell commands in its strings.
+const INTERPRETERS: &[&str] = &[
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "Rscript",
+    "tclsh",
+    "pwsh",
+    "powershell",
+    "osascript",
+    "deno",
+    "bun",
+];
+
+/// Programs that format, wipe or repartition a disk whatever their arguments.
+const FORMATTERS: &[&str] = &[
+    "mke2fs",
+    "mkdosfs",
+    "mkntfs",
+    "mkexfatfs",
+    "wipefs",
+    "fdisk",
+    "sfdisk",
+    "cfdisk",
+    "gdisk",
+    "sgdisk",
+    "cgdisk",
+    "parted",
+    "blkdiscard",
+];
+
+/// Programs that only run the command they are given (with these options taking a value).
+const WRAPPERS: &[(&str, &[&str])] = &[
+    (
+        "sudo",
+        &[
+            "-u",
+            "-g",
+            "-h",
+            "-p",
+            "-C",
+            "-D",
+            "-r",
+            "-t",
+            "-T",
+            "-U",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--chdir",
+            "--role",
+            "--type",
+            "--other-user",
+            "--close-from",
+        ],
+    ),
+    ("doas", &["-u", "-C"]),
+    ("nohup", &[]),
+    ("time", &["-f", "-o", "--format", "--output"]),
+    ("command", &[]),
+    ("builtin", &[]),
+    ("exec", &["-a"]),
+    ("nice", &["-n", "--adjustment"]),
+    (
+        "ionice",
+        &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
+    ),
+    ("setsid", &[]),
+    (
+        "stdbuf",
+        &["-i", "-o", "-e", "--input", "--output", "--error"],
+    ),
+    ("unbuffer", &[]),
+    ("caffeinate", &["-t", "-w"]),
+    ("chronic", &[]),
+    ("catchsegv", &[]),
+    (
+        "strace",
+        &[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-P", "-I", "-a", "-b", "-S", "-O",
+        ],
+    ),
+    ("ltrace", &["-o", "-e", "-p", "-s", "-u", "-n", "-a"]),
+    ("torsocks", &[]),
+    ("proxychains", &["-f"]),
+    ("firejail", &[]),
+];
+
+/// Judges one command; returns what it writes to standard output.
+pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output {
+    let Some((program, args)) = argv.split_first() else {
+        return Output::Unknown;
+    };
+    if program.decoded() {
+        w.block(format!(
+            "it runs a program whose name is decoded at run time (`{}`)",
+            program.shown()
+        ));
+        return Output::Unknown;
+    }
+    let Some(path) = program.known() else {
+        unreadable_program(w, program, args);
+        return passed_on(stdin);
+    };
+    let name = path.rsplit('/').next().unwrap_or(&path).to_owned();
+    if let Some((_, with_value)) = WRAPPERS.iter().find(|(n, _)| *n == name) {
+        if name == "command" && args.iter().any(|a| a.is("-v") || a.is("-V")) {
+            return Output::Unknown;
+        }
+        let at = after_options(args, with_value);
+        return inspect(w, &args[at..], stdin);
+    }
+    match name.as_str() {
+        "env" => runners::env(w, args, stdin),
+        "timeout" => {
+            let at = after_options(args, &["-s", "-k", "--signal", "--kill-after"]);
+            inspect(w, args.get(at + 1..).unwrap_or(&[]), stdin)
+        }
+        "taskset" => {
+            let at = after_options(args, &[]);
+            inspect(w, args.get(at + 1..).unwrap_or(&[]), stdin)
+        }
+        "flock" => {
+            if let Some(script) = option_value(args, &["-c", "--command"]) {
+                return w.nested_shell(&script, &[]);
+            }
+            let at = after_options(args, &["-w", "-E", "--timeout", "--conflict-exit-code"]);
+            inspect(w, args.get(at + 1..).unwrap_or(&[]), stdin)
+        }
+        "busybox" => inspect(w, args, stdin),
+        "su" | "runuser" | "script" | "sg" => match option_value(args, &["-c", "--command"]) {
+            Some(script) => w.nested_shell(&script, &[]),
+            None => Output::Unknown,
+        },
+        "watch" => {
+            let at = after_options(args, &["-n", "-d", "--interval", "--differences"]);
+            let script = join_fields(&args[at..]);
+            w.nested_shell(&script, &[])
+        }
+        "eval" => {
+            let script = join_fields(args);
+            if script.decoded() {
+                w.block(
+                    "it runs decoded code with eval (an encoded payload oi cannot read)".to_owned(),
+                );
+                return Output::Unknown;
+            }
+            w.nested_shell(&script, &[])
+        }
+        "source" | "." => {
+            runners::run_file(w, &name, args.first(), stdin);
+            Output::Unknown
+        }
+        "xargs" => fan_out::xargs(w, args, stdin),
+        "find" => fan_out::find(w, args),
+        "rm" => {
+            remove(w, args);
+            Output::Unknown
+        }
+        "chmod" | "chown" | "chgrp" => {
+            change_owner_or_mode(w, &name, args);
+            Output::Unknown
+        }
+        "dd" => {
+            for arg in args {
+                if let Some(target) = strip_field_prefix(arg, "of=") {
+                    disk_write(w, &target, "dd of=");
+                }
+            }
+            passed_on(stdin)
+        }
+        "shred" | "wipe" | "tee" | "mkswap" | "badblocks" => {
+            for arg in args.iter().filter(|a| !is_option(a)) {
+                disk_write(w, arg, &format!("{name} "));
+            }
+            passed_on(stdin)
+        }
+        "cp" | "mv" | "install" | "ddrescue" | "pv" => {
+            if let Some(last) = args.iter().rfind(|a| !is_option(a)) {
+                disk_write(w, last, &format!("{name} … "));
+            }
+            passed_on(stdin)
+        }
+        "echo" => printing::echo(args),
+        "printf" => printing::printf(args),
+        "mktemp" => Output::Literal("/tmp/tmp.oi-mktemp\n".to_owned()),
+        "pwd" => match w.cwd() {
+            Some(cwd) => Output::Literal(format!("{cwd}\n")),
+            None => Output::Unknown,
+        },
+        "cd" | "pushd" => {
+            let target = args.iter().find(|a| !is_option(a));
+            w.change_directory(target);
+            Output::Nothing
+        }
+        "popd" => {
+            w.change_directory(Some(&Field::lit("-")));
+            Output::Nothing
+        }
+        "format" if args.iter().any(|a| a.known().is_some_and(|t| is_drive(&t))) => {
+            w.block("it formats a disk (`format c:`)".to_owned());
+            Output::Unknown
+        }
+        "diskutil"
+            if args.first().and_then(Field::known).is_some_and(|verb| {
+                let verb = verb.to_lowercase();
+                verb.starts_with("erase")
+                    || verb.starts_with("zero")
+                    || verb.starts_with("secureerase")
+                    || verb == "partitiondisk"
+            }) =>
+        {
+            w.block("it erases or repartitions a disk (`diskutil`)".to_owned());
+            Output::Unknown
+        }
+        _ if name.starts_with("mkfs") || FORMATTERS.contains(&name.as_str()) => {
+            w.block(format!("it formats or repartitions a disk (`{name}`)"));
+            Output::Unknown
+        }
+        _ if SHELLS.contains(&name.as_str()) => runners::shell(w, &name, args, stdin),
+        _ if is_python(&name) => {
+            runners::python(w, &name, args, stdin);
+            Output::Unknown
+        }
+        _ if INTERPRETERS.contains(&name.as_str()) => {
+            runners::interpreter(w, &name, args, stdin);
+            Output::Unknown
+        }
+        _ if is_decoder(&name, args) => Output::Decoded,
+        _ => passed_on(stdin),
+    }
+}
+
+/// A filter fed by a decoder still carries the decoded payload.
+fn passed_on(stdin: &Output) -> Output {
+    match stdin {
+        Output::Decoded => Output::Decoded,
+        _ => Output::Unknown,
+    }
+}
+
+fn is_python(name: &str) -> bool {
+    let rest = name
+        .strip_prefix("python")
+        .or_else(|| name.strip_prefix("pypy"));
+    rest.is_some_and(|r| r.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+fn is_drive(text: &str) -> bool {
+    let mut chars = text.chars();
+    matches!((chars.next(), chars.next(), chars.next()), (Some(c), Some(':'), None) if c.is_ascii_alphabetic())
+}
+
+/// Whether the command decodes its input (`base64 -d`, `xxd -r`, `gunzip`, `rev`, `tr`, …).
+fn is_decoder(name: &str, args: &[Field]) -> bool {
+    let flag = |letter: char, long: &str| {
+        args.iter().any(|a| {
+            a.known().is_some_and(|t| {
+                t == long || (t.starts_with('-') && !t.starts_with("--") && t.contains(letter))
+            })
+        })
+    };
+    match name {
+        "base64" | "base32" | "basenc" | "gbase64" => {
+            flag('d', "--decode") || flag('D', "--decode")
+        }
+        "xxd" => flag('r', "--revert"),
+        "openssl" => args
+            .iter()
+            .any(|a| a.is("-d") || a.is("-base64") || a.is("base64")),
+        "gzip" | "bzip2" | "xz" | "zstd" | "lzma" | "lz4" | "brotli" => flag('d', "--decompress"),
+        "uudecode" | "gunzip" | "zcat" | "gzcat" | "bunzip2" | "bzcat" | "unxz" | "xzcat"
+        | "unzstd" | "zstdcat" | "lzcat" | "unlzma" | "rev" | "tr" | "recode" | "iconv" => true,
+        _ => false,
+    }
+}
+
+fn is_option(field: &Field) -> bool {
+    match field.segs.first() {
+        Some(Seg::Lit(text)) => text.starts_with('-') && text.len() > 1,
+        _ => false,
+    }
+}
+
+/// The index of the first argument after the options (and `--`); options in `with_value`
+/// take the next argument unless written `--opt=value`.
+fn after_options(args: &[Field], with_value: &[&str]) -> usize {
+    let mut at = 0;
+    while let Some(arg) = args.get(at) {
+        let Some(text) = arg.known() else { break };
+        if text == "--" {
+            return at + 1;
+        }
+        if !text.starts_with('-') || text == "-" {
+            break;
+        }
+        at += 1;
+        if with_value.contains(&text.as_str()) {
+            at += 1;
+        }
+    }
+    at.min(args.len())
+}
+
+/// The argument of the first option in `names` (`-c SCRIPT`, `--command=SCRIPT`, `-lc SCRIPT`).
+fn option_value(args: &[Field], names: &[&str]) -> Option<Field> {
+    for (at, arg) in args.iter().enumerate() {
+        let Some(text) = arg.known() else { continue };
+        for name in names {
+            if text == *name {
+                return args.get(at + 1).cloned();
+            }
+            if let Some(value) = text.strip_prefix(&format!("{name}=")) {
+                return Some(Field::lit(value));
+            }
+        }
+    }
+    None
+}
+
+/// Joins fields with spaces, as `eval` does.
+fn join_fields(args: &[Field]) -> Field {
+    let mut joined = Field::default();
+    for (n, arg) in args.iter().enumerate() {
+        if n > 0 {
+            joined.segs.push(Seg::Lit(" ".into()));
+        }
+        joined.segs.extend(arg.segs.iter().cloned());
+    }
+    joined
+}
+
+/// The field without a literal prefix (`of=/dev/sda` → `/dev/sda`).
+fn strip_field_prefix(field: &Field, prefix: &str) -> Option<Field> {
+    let mut segs = field.segs.clone();
+    match segs.first_mut() {
+        Some(Seg::Lit(text)) if text.starts_with(prefix) => {
+            *text = text[prefix.len()..].to_owned();
+            Some(Field { segs })
+        }
+        _ => None,
+    }
+}
+
+/// A program oi cannot name (`$(cmd) -rf /`, `$X …`): blocked when the rest of the command
+/// would be dangerous for `rm`, or it names a disk.
+fn unreadable_program(w: &mut Walker, program: &Field, args: &[Field]) {
+    let recursive = args.iter().any(|a| {
+        a.known().is_some_and(|t| {
+            t == "--recursive"
+                || t == "-delete"
+                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['r', 'R']))
+        })
+    });
+    for arg in args.iter().filter(|a| !is_option(a)) {
+        if recursive {
+            for target in w.targets(arg) {
+                if let Some(what) = w.scan.places.protected(&target, Harm::Delete) {
+                    w.block(format!(
+                        "it runs a command oi cannot read before it runs (`{}`) with a recursive flag on {what} (`{}`)",
+                        program.shown(),
+                        arg.shown()
+                    ));
+                    return;
+                }
+            }
+        }
+        if !arg.starts_unknown() && w.targets(arg).iter().any(places::is_disk) {
+            w.block(format!(
+                "it runs a command oi cannot read before it runs (`{}`) on a disk device (`{}`)",
+                program.shown(),
+                arg.shown()
+            ));
+            return;
+        }
+    }
+}
+
+/// `rm`: a recursive delete of a protected place.
+fn remove(w: &mut Walker, args: &[Field]) {
+    let mut recursive = false;
+    let mut targets = Vec::new();
+    let mut options_done = false;
+    for arg in args {
+        let text = arg.known();
+        if !options_done && text.as_deref() == Some("--") {
+            options_done = true;
+            continue;
+        }
+        if !options_done && is_option(arg) {
+            let text = arg.shown();
+            recursive |=
+                text == "--recursive" || (!text.starts_with("--") && text.contains(['r', 'R']));
+            continue;
+        }
+        targets.push(arg);
+    }
+    if recursive {
+        delete_targets(w, &targets, &|t| format!("rm -r {}", t.shown()));
+    }
+}
+
+/// Blocks when one of `targets` is protected from deletion; `shown` writes the command.
+fn delete_targets(w: &mut Walker, targets: &[&Field], shown: &dyn Fn(&Field) -> String) {
+    for target in targets {
+        for pattern in w.targets(target) {
+            if let Some(what) = w.scan.places.protected(&pattern, Harm::Delete) {
+                w.block(deletes(what, &shown(target), target.has_unknown()));
+                return;
+            }
+        }
+    }
+}
+
+/// The reason for blocking a recursive delete of `target`.
+fn deletes(what: &str, command: &str, unknown: bool) -> String {
+    if unknown {
+        format!(
+            "it recursively deletes a path oi cannot know before the code runs, which may be {what} (`{command}`)"
+        )
+    } else {
+        format!("it recursively deletes {what} (`{command}`)")
+    }
+}
+
+/// `chmod -R`, `chown -R`, `chgrp -R` of a protected place (the working directory is allowed).
+fn change_owner_or_mode(w: &mut Walker, name: &str, args: &[Field]) {
+    let recursive = args.iter().any(|a| {
+        a.known().is_some_and(|t| {
+            t == "--recursive" || (t.starts_with('-') && !t.starts_with("--") && t.contains('R'))
+        })
+    });
+    if !recursive {
+        return;
+    }
+    let reference = args
+        .iter()
+        .any(|a| a.known().is_some_and(|t| t.starts_with("--reference")));
+    let operands: Vec<&Field> = args
+        .iter()
+        .filter(|a| !is_option(a) || (name == "chmod" && is_mode(a)))
+        .collect();
+    let skip = usize::from(!reference);
+    for target in operands.iter().skip(skip) {
+        for pattern in w.targets(target) {
+            if let Some(what) = w.scan.places.protected(&pattern, Harm::Permissions) {
+                w.block(format!(
+                    "it recursively changes the owner or mode of {what} (`{name} -R … {}`)",
+                    target.shown()
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// A chmod mode written like an option (`-x`, `-rwx`).
+fn is_mode(field: &Field) -> bool {
+    field.known().is_some_and(|t| {
+        t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| "rwxXst".contains(c))
+    })
+}
+
+/// Blocks writing onto a disk device.
+fn disk_write(w: &mut Walker, target: &Field, how: &str) {
+    if target.starts_unknown() {
+        return;
+    }
+    if w.targets(target).iter().any(places::is_disk) {
+        w.block(format!(
+            "it overwrites a disk device (`{how}{}`)",
+            target.shown()
+        ));
+    }
+}

@@ -1,0 +1,201 @@
+//! Commands that run another command on many paths: `xargs CMD` (with what the previous stage
+//! printed) and `find … -delete` / `-exec CMD {}`.
+
+use super::super::places;
+use super::super::shell::{Output, Walker};
+use super::super::word::{Field, Seg};
+use super::{after_options, delete_targets, inspect, option_value};
+
+/// `xargs [options] CMD ARGS…`: the command gets what the previous stage printed.
+pub(super) fn xargs(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
+    let with_value = [
+        "-d",
+        "-n",
+        "-L",
+        "-l",
+        "-P",
+        "-I",
+        "-s",
+        "-E",
+        "-e",
+        "-a",
+        "--delimiter",
+        "--max-args",
+        "--max-lines",
+        "--max-procs",
+        "--max-chars",
+        "--eof",
+        "--arg-file",
+        "--replace",
+    ];
+    let replace = option_value(args, &["-I", "--replace"])
+        .and_then(|f| f.known())
+        .or_else(|| {
+            args.iter()
+                .any(|a| a.is("-i") || a.is("--replace"))
+                .then(|| "{}".to_owned())
+        });
+    let from_file = option_value(args, &["-a", "--arg-file"]).is_some();
+    let at = after_options(args, &with_value);
+    let mut command: Vec<Field> = args[at..].to_vec();
+    if command.is_empty() {
+        command.push(Field::lit("echo"));
+    }
+    let items: Vec<Field> = match stdin {
+        _ if from_file => vec![Field::unknown("<xargs input>", false)],
+        Output::Literal(text) => text.split_whitespace().map(Field::lit).collect(),
+        Output::Found(pattern) => vec![Field::lit(pattern)],
+        Output::Decoded => vec![Field::unknown("<decoded input>", true)],
+        _ => vec![Field::unknown("<xargs input>", false)],
+    };
+    match replace {
+        Some(token) => {
+            for item in &items {
+                let argv: Vec<Field> = command
+                    .iter()
+                    .map(|f| substitute(f, &token, item))
+                    .collect();
+                inspect(w, &argv, &Output::Nothing);
+            }
+        }
+        None => {
+            command.extend(items);
+            inspect(w, &command, &Output::Nothing);
+        }
+    }
+    Output::Unknown
+}
+
+/// `field` with every `token` in its known text replaced by `value`.
+fn substitute(field: &Field, token: &str, value: &Field) -> Field {
+    let mut out = Field::default();
+    for seg in &field.segs {
+        match seg {
+            Seg::Lit(text) if text.contains(token) => {
+                let mut pieces = text.split(token).peekable();
+                while let Some(piece) = pieces.next() {
+                    if !piece.is_empty() {
+                        out.segs.push(Seg::Lit(piece.to_owned()));
+                    }
+                    if pieces.peek().is_some() {
+                        out.segs.extend(value.segs.iter().cloned());
+                    }
+                }
+            }
+            other => out.segs.push(other.clone()),
+        }
+    }
+    out
+}
+
+/// Tests that narrow what `find` matches (so `find . -name '*.pyc' -delete` is ordinary).
+const FIND_NARROWING: &[&str] = &[
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-inum",
+    "-samefile",
+    "-newer",
+    "-empty",
+    "-size",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-perm",
+    "-links",
+    "-anewer",
+    "-cnewer",
+    "-newermt",
+    "-used",
+];
+
+/// `find ROOTS… EXPRESSION`: `-delete` and `-exec CMD {}` act on what it matches.
+pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
+    let starts_expression = |f: &Field| {
+        f.known()
+            .is_some_and(|t| (t.starts_with('-') && t.len() > 1) || t == "(" || t == "!")
+    };
+    let split = args
+        .iter()
+        .position(starts_expression)
+        .unwrap_or(args.len());
+    let mut roots: Vec<Field> = args[..split].to_vec();
+    if roots.is_empty() {
+        roots.push(Field::lit("."));
+    }
+    let expression = &args[split..];
+    let mut name: Option<String> = None;
+    let mut narrowed = false;
+    let mut delete = false;
+    let mut execs: Vec<Vec<Field>> = Vec::new();
+    let mut at = 0;
+    while let Some(arg) = expression.get(at) {
+        let text = arg.known().unwrap_or_default();
+        at += 1;
+        match text.as_str() {
+            "-delete" => delete = true,
+            "-name" | "-iname" => {
+                if let Some(pattern) = expression.get(at).and_then(Field::known) {
+                    if !places::wildcard_all(&pattern) {
+                        name = Some(pattern);
+                        narrowed = true;
+                    }
+                }
+                at += 1;
+            }
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let end = expression[at..]
+                    .iter()
+                    .position(|f| f.is(";") || f.is("+"))
+                    .map_or(expression.len(), |p| at + p);
+                execs.push(expression[at..end].to_vec());
+                at = end + 1;
+            }
+            t if FIND_NARROWING.contains(&t) => {
+                narrowed = true;
+                at += 1;
+            }
+            _ => {}
+        }
+    }
+    let mut found = String::new();
+    for root in &roots {
+        let root_text = root.pattern_text();
+        let matched = if narrowed {
+            let leaf = name.clone().unwrap_or_else(|| "<found>".to_owned());
+            format!("{}/**/{leaf}", root_text.trim_end_matches('/'))
+        } else {
+            root_text
+        };
+        let matched_field = Field::lit(&matched);
+        if delete {
+            let shown = |_: &Field| format!("find {} … -delete", root.shown());
+            delete_targets(w, &[&matched_field], &shown);
+        }
+        for exec in &execs {
+            let argv: Vec<Field> = exec
+                .iter()
+                .map(|f| substitute(f, "{}", &matched_field))
+                .collect();
+            inspect(w, &argv, &Output::Nothing);
+        }
+        found = matched;
+    }
+    if delete || !execs.is_empty() {
+        Output::Unknown
+    } else {
+        Output::Found(found)
+    }
+}

@@ -1,0 +1,147 @@
+//! Programs that run code: shells (`-c`, standard input, a file), Python, other interpreters,
+//! and `env`, which runs the command after its assignments.
+
+use super::super::shell::{Output, Walker};
+use super::super::word::Field;
+use super::{after_options, inspect, is_option, option_value};
+
+/// `env [-i] [-u NAME] [NAME=VALUE]… [-S STRING] CMD …`.
+pub(super) fn env(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
+    if let Some(split) = option_value(args, &["-S", "--split-string"]) {
+        return w.nested_shell(&split, &[]);
+    }
+    let mut at = after_options(args, &["-u", "-C", "--unset", "--chdir"]);
+    while args
+        .get(at)
+        .and_then(Field::known)
+        .is_some_and(|t| t.contains('=') && !t.starts_with('='))
+    {
+        at += 1;
+    }
+    inspect(w, &args[at..], stdin)
+}
+
+/// `bash -c SCRIPT`, `bash` reading its input, `bash FILE`.
+pub(super) fn shell(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) -> Output {
+    let mut at = 0;
+    let mut command_mode = false;
+    while let Some(arg) = args.get(at) {
+        let Some(text) = arg.known() else { break };
+        if text == "--" || text == "-" {
+            at += 1;
+            break;
+        }
+        if !(text.starts_with('-') || text.starts_with('+')) {
+            break;
+        }
+        at += 1;
+        if matches!(
+            text.as_str(),
+            "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file"
+        ) {
+            at += 1;
+        } else if !text.starts_with("--") && text.contains('c') {
+            command_mode = true;
+        }
+    }
+    let rest = args.get(at..).unwrap_or(&[]);
+    if command_mode {
+        let Some((script, positional)) = rest.split_first() else {
+            return Output::Unknown;
+        };
+        if script.decoded() {
+            w.block(format!(
+                "it runs decoded code with {name} -c (an encoded payload oi cannot read)"
+            ));
+            return Output::Unknown;
+        }
+        return w.nested_shell(script, positional);
+    }
+    match rest.first() {
+        None => run_stdin(w, name, stdin, Language::Shell),
+        Some(file) => run_file(w, name, Some(file), stdin),
+    }
+    Output::Unknown
+}
+
+/// What a program reading code from its standard input is fed.
+#[derive(Clone, Copy)]
+enum Language {
+    Shell,
+    Python,
+    Other,
+}
+
+fn run_stdin(w: &mut Walker, name: &str, stdin: &Output, language: Language) {
+    match stdin {
+        Output::Decoded => w.block(format!(
+            "it pipes decoded data into {name} (an encoded payload oi cannot read)"
+        )),
+        Output::Literal(text) => {
+            let field = Field::lit(text);
+            match language {
+                Language::Shell => {
+                    w.nested_shell(&field, &[]);
+                }
+                Language::Python => w.nested_python(&field),
+                Language::Other => w.nested_foreign(&field),
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `source FILE`, `bash FILE`: blocked when the file is decoded data (`<(… | base64 -d)`).
+pub(super) fn run_file(w: &mut Walker, name: &str, file: Option<&Field>, stdin: &Output) {
+    let Some(file) = file else { return };
+    if file.decoded() {
+        w.block(format!(
+            "it runs decoded code with {name} (an encoded payload oi cannot read)"
+        ));
+    } else if file.is("/dev/stdin") || file.is("-") {
+        run_stdin(w, name, stdin, Language::Shell);
+    }
+}
+
+/// `python -c CODE`, `python` reading its input.
+pub(super) fn python(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
+    if let Some(code) = option_value(args, &["-c"]) {
+        if code.decoded() {
+            w.block(format!(
+                "it runs decoded code with {name} -c (an encoded payload oi cannot read)"
+            ));
+        } else {
+            w.nested_python(&code);
+        }
+        return;
+    }
+    let at = after_options(args, &["-W", "-X", "-m"]);
+    match args.get(at) {
+        None => run_stdin(w, name, stdin, Language::Python),
+        Some(file) if file.is("-") || file.is("/dev/stdin") => {
+            run_stdin(w, name, stdin, Language::Python);
+        }
+        Some(file) if file.decoded() => w.block(format!(
+            "it runs decoded code with {name} (an encoded payload oi cannot read)"
+        )),
+        Some(_) => {}
+    }
+}
+
+/// `perl -e CODE`, `node -e CODE`, …: the shell commands in its strings.
+pub(super) fn interpreter(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
+    let code = option_value(
+        args,
+        &[
+            "-e", "-E", "-c", "-r", "--eval", "-Command", "-command", "-p",
+        ],
+    );
+    match code {
+        Some(code) if code.decoded() => w.block(format!(
+            "it runs decoded code with {name} (an encoded payload oi cannot read)"
+        )),
+        Some(code) => w.nested_foreign(&code),
+        None if args.iter().all(is_option) => run_stdin(w, name, stdin, Language::Other),
+        None => {}
+    }
+}

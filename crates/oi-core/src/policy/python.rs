@@ -1,0 +1,507 @@
+//! Reads Python with tree-sitter-python: the calls that delete trees (`shutil.rmtree`), run
+//! shell commands (`os.system`, `subprocess.*`, `os.exec*`), run more Python (`exec`), write
+//! onto disks (`open('/dev/sda', 'wb')`), and loops that fork forever. Arguments are evaluated
+//! as far as they are literal: strings (f-strings with known parts), `+` and `/`,
+//! `os.path.join`/`expanduser`, `Path.home()`, `os.environ['HOME']`, `base64.b64decode` of a
+//! literal, and names assigned such values anywhere in the block.
+
+use std::collections::HashMap;
+
+mod values;
+
+use tree_sitter::{Node, Parser};
+
+use super::places::{self, Harm};
+use super::scan::Scan;
+use super::word::Field;
+
+/// The most values one expression is followed with.
+const MAX_VALUES: usize = 16;
+
+/// How deep names are followed through assignments.
+const MAX_NAME_DEPTH: usize = 8;
+
+/// What an expression may evaluate to.
+#[derive(Debug, Clone)]
+enum Value {
+    /// A string (or path), possibly with unknown parts.
+    Str(Field),
+    /// A list or tuple of such strings.
+    List(Vec<Field>),
+    /// Anything else.
+    Unknown,
+}
+
+/// Reads `source` as Python.
+pub(crate) fn read(scan: &mut Scan, source: &str) {
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .is_err()
+    {
+        scan.block("oi could not load its Python parser, so it cannot check this code".into());
+        return;
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        scan.block("oi could not parse this Python code to check it".into());
+        return;
+    };
+    let root = tree.root_node();
+    if scan.too_deep(root) {
+        return;
+    }
+    let mut reader = Reader {
+        scan,
+        src: source,
+        aliases: HashMap::new(),
+        names: HashMap::new(),
+    };
+    reader.collect(root);
+    reader.check(root);
+}
+
+struct Reader<'s, 'p, 't> {
+    scan: &'s mut Scan<'p>,
+    src: &'s str,
+    /// Local names of imported modules and functions → their qualified names.
+    aliases: HashMap<String, String>,
+    /// Names → the expressions assigned to them (anywhere in the block).
+    names: HashMap<String, Vec<Binding<'t>>>,
+}
+
+/// How a name got its value.
+#[derive(Clone, Copy)]
+enum Binding<'t> {
+    /// `name = expr`, `with expr as name`.
+    Is(Node<'t>),
+    /// `for name in expr`.
+    ElementOf(Node<'t>),
+}
+
+impl<'t> Reader<'_, '_, 't> {
+    fn text(&self, node: Node) -> &str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// First pass: imports and assignments.
+    fn collect(&mut self, root: Node<'t>) {
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "import_statement" => self.import(node, None),
+                "import_from_statement" => {
+                    let module = node
+                        .child_by_field_name("module_name")
+                        .map(|m| self.text(m).to_owned());
+                    self.import(node, module);
+                }
+                "assignment" => {
+                    if let (Some(left), Some(right)) = (
+                        node.child_by_field_name("left"),
+                        node.child_by_field_name("right"),
+                    ) {
+                        let right = innermost_value(right);
+                        self.bind(left, Binding::Is(right));
+                    }
+                }
+                "for_statement" | "for_in_clause" => {
+                    if let (Some(left), Some(right)) = (
+                        node.child_by_field_name("left"),
+                        node.child_by_field_name("right"),
+                    ) {
+                        self.bind(left, Binding::ElementOf(right));
+                    }
+                }
+                "as_pattern" => {
+                    if let (Some(value), Some(alias)) =
+                        (node.named_child(0), node.child_by_field_name("alias"))
+                    {
+                        self.bind(alias, Binding::Is(value));
+                    }
+                }
+                _ => {}
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+    }
+
+    fn import(&mut self, node: Node, module: Option<String>) {
+        let mut cursor = node.walk();
+        for name in node.children_by_field_name("name", &mut cursor) {
+            let (dotted, alias) = match name.kind() {
+                "aliased_import" => (
+                    name.child_by_field_name("name")
+                        .map(|n| self.text(n).to_owned()),
+                    name.child_by_field_name("alias")
+                        .map(|n| self.text(n).to_owned()),
+                ),
+                _ => (Some(self.text(name).to_owned()), None),
+            };
+            let Some(dotted) = dotted else { continue };
+            let qualified = match &module {
+                Some(module) => format!("{module}.{dotted}"),
+                None => dotted.clone(),
+            };
+            let local = alias.unwrap_or_else(|| match &module {
+                Some(_) => dotted.clone(),
+                None => dotted.split('.').next().unwrap_or(&dotted).to_owned(),
+            });
+            if module.is_some() || local != qualified {
+                self.aliases.insert(local, qualified);
+            }
+        }
+    }
+
+    fn bind(&mut self, target: Node<'t>, binding: Binding<'t>) {
+        let name = match target.kind() {
+            "identifier" => self.text(target).to_owned(),
+            "as_pattern_target" | "pattern_list" | "tuple_pattern" => match target.named_child(0) {
+                Some(inner) if target.named_child_count() == 1 => {
+                    return self.bind(inner, binding);
+                }
+                _ => return,
+            },
+            _ => return,
+        };
+        self.names.entry(name).or_default().push(binding);
+    }
+
+    /// Second pass: every call and loop.
+    fn check(&mut self, root: Node<'t>) {
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "call" => self.call(node),
+                "while_statement" => self.endless_fork(node),
+                _ => {}
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+    }
+
+    /// The qualified name of a callee (`sh.rmtree` → `shutil.rmtree` after `import shutil as sh`).
+    fn qualified(&self, node: Node) -> Option<String> {
+        match node.kind() {
+            "identifier" => {
+                let name = self.text(node);
+                Some(
+                    self.aliases
+                        .get(name)
+                        .cloned()
+                        .unwrap_or_else(|| name.to_owned()),
+                )
+            }
+            "attribute" => {
+                let object = self.qualified(node.child_by_field_name("object")?)?;
+                let attribute = self.text(node.child_by_field_name("attribute")?);
+                Some(format!("{object}.{attribute}"))
+            }
+            _ => None,
+        }
+    }
+
+    fn call(&mut self, node: Node<'t>) {
+        let Some(function) = node.child_by_field_name("function") else {
+            return;
+        };
+        let arguments = arguments(node);
+        let keyword = |name: &str| keyword_argument(self.src, node, name);
+        let name = self.qualified(function).unwrap_or_default();
+        let method = (function.kind() == "attribute")
+            .then(|| function.child_by_field_name("attribute"))
+            .flatten()
+            .map(|a| self.text(a).to_owned())
+            .unwrap_or_default();
+        let first = arguments.first().copied().or_else(|| keyword("path"));
+        match name.as_str() {
+            "shutil.rmtree"
+            | "distutils.dir_util.remove_tree"
+            | "setuptools.dir_util.remove_tree" => {
+                if let Some(target) = first {
+                    self.deleted(target, node);
+                }
+            }
+            "os.system"
+            | "os.popen"
+            | "subprocess.getoutput"
+            | "subprocess.getstatusoutput"
+            | "commands.getoutput"
+            | "commands.getstatusoutput"
+            | "asyncio.create_subprocess_shell" => {
+                if let Some(command) = first.or_else(|| keyword("cmd")) {
+                    self.shell_string(command);
+                }
+            }
+            "subprocess.run"
+            | "subprocess.call"
+            | "subprocess.check_call"
+            | "subprocess.check_output"
+            | "subprocess.Popen" => {
+                let shell = keyword("shell").is_some_and(|v| self.text(v) != "False");
+                if let Some(command) = first.or_else(|| keyword("args")) {
+                    if shell {
+                        self.shell_string(command);
+                    } else {
+                        self.argv(command);
+                    }
+                }
+            }
+            "asyncio.create_subprocess_exec"
+            | "os.execl"
+            | "os.execlp"
+            | "os.execle"
+            | "os.execlpe" => {
+                let skip = usize::from(name.starts_with("os."));
+                let fields: Vec<Field> = arguments
+                    .iter()
+                    .skip(skip)
+                    .map(|a| self.string(*a))
+                    .collect();
+                self.scan.argv(&fields);
+            }
+            "os.execv" | "os.execve" | "os.execvp" | "os.execvpe" | "os.posix_spawn"
+            | "os.posix_spawnp" => {
+                if let Some(list) = arguments.get(1) {
+                    self.argv(*list);
+                }
+            }
+            "os.spawnv" | "os.spawnve" | "os.spawnvp" | "os.spawnvpe" => {
+                if let Some(list) = arguments.get(2) {
+                    self.argv(*list);
+                }
+            }
+            "os.spawnl" | "os.spawnle" | "os.spawnlp" | "os.spawnlpe" => {
+                let fields: Vec<Field> =
+                    arguments.iter().skip(2).map(|a| self.string(*a)).collect();
+                self.scan.argv(&fields);
+            }
+            "pty.spawn" => {
+                if let Some(command) = first {
+                    self.argv(command);
+                }
+            }
+            "exec" | "eval" | "builtins.exec" | "builtins.eval" => {
+                if let Some(code) = first {
+                    self.python_string(code);
+                }
+            }
+            "open" | "io.open" | "builtins.open" | "os.open" => {
+                self.opened(
+                    node,
+                    &name,
+                    first,
+                    arguments.get(1).copied().or_else(|| keyword("mode")),
+                );
+            }
+            _ if method == "rmtree" => {
+                if let Some(object) = function.child_by_field_name("object") {
+                    self.deleted(object, node);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A recursive delete of each value `target` may have.
+    fn deleted(&mut self, target: Node, call: Node) {
+        for value in self.values(target, 0) {
+            let Value::Str(field) = value else { continue };
+            if field.starts_unknown() {
+                continue;
+            }
+            let pattern = places::pattern(&field.pattern_text(), self.cwd_pattern().as_ref());
+            if let Some(what) = self.scan.places.protected(&pattern, Harm::Delete) {
+                let shown = field.shown();
+                let call = self.text(call);
+                self.scan.block(if call.contains(&shown) {
+                    format!("it recursively deletes {what} (`{call}`)")
+                } else {
+                    format!("it recursively deletes {what} (`{call}` deletes `{shown}`)")
+                });
+                return;
+            }
+        }
+    }
+
+    fn cwd_pattern(&self) -> Option<places::Pattern> {
+        self.scan.places.cwd().map(|c| places::pattern(&c, None))
+    }
+
+    /// A string handed to the shell: read as a shell script.
+    fn shell_string(&mut self, command: Node) {
+        for value in self.values(command, 0) {
+            match value {
+                Value::Str(field)
+                    if field.decoded() && field.known().is_none() && field.segs.len() == 1 =>
+                {
+                    self.scan.block(
+                        "it hands decoded data to the shell (an encoded payload oi cannot read)"
+                            .to_owned(),
+                    );
+                }
+                Value::Str(field) => {
+                    let env = super::shell::Env::new(self.scan.places);
+                    self.scan.shell(&field.rendered(), env);
+                }
+                Value::List(fields) => {
+                    if let Some(script) = fields.first() {
+                        let env = super::shell::Env::new(self.scan.places);
+                        self.scan.shell(&script.rendered(), env);
+                    }
+                }
+                Value::Unknown => {}
+            }
+        }
+    }
+
+    /// An argument vector (`["rm", "-rf", "/"]`): read as one command.
+    fn argv(&mut self, command: Node) {
+        for value in self.values(command, 0) {
+            match value {
+                Value::List(fields) => self.scan.argv(&fields),
+                Value::Str(field) => self.scan.argv(&[field]),
+                Value::Unknown => {}
+            }
+        }
+    }
+
+    /// A string run as Python (`exec(...)`).
+    fn python_string(&mut self, code: Node) {
+        for value in self.values(code, 0) {
+            if let Value::Str(field) = value {
+                if field.decoded() {
+                    self.scan.block(
+                        "it runs decoded Python with exec (an encoded payload oi cannot read)"
+                            .to_owned(),
+                    );
+                } else if let Some(code) = field.known() {
+                    self.scan.python(&code);
+                }
+            }
+        }
+    }
+
+    /// `open('/dev/sda', 'wb')`, `os.open('/dev/sda', os.O_WRONLY)`.
+    fn opened(&mut self, call: Node, name: &str, path: Option<Node>, mode: Option<Node>) {
+        let Some(path) = path else { return };
+        let writes = match (name, mode) {
+            ("os.open", Some(flags)) => {
+                let flags = self.text(flags);
+                flags.contains("O_WRONLY") || flags.contains("O_RDWR")
+            }
+            (_, Some(mode)) => self
+                .values(mode, 0)
+                .iter()
+                .any(|v| matches!(v, Value::Str(f) if f.shown().contains(['w', 'a', '+', 'x']))),
+            (_, None) => false,
+        };
+        if !writes {
+            return;
+        }
+        for value in self.values(path, 0) {
+            let Value::Str(field) = value else { continue };
+            if !field.starts_unknown()
+                && places::is_disk(&places::pattern(&field.pattern_text(), None))
+            {
+                self.scan.block(format!(
+                    "it overwrites a disk device (`{}`)",
+                    self.text(call)
+                ));
+                return;
+            }
+        }
+    }
+
+    /// `while True:` (or another constant true condition) whose body forks.
+    fn endless_fork(&mut self, node: Node) {
+        let endless = node.child_by_field_name("condition").is_some_and(|c| {
+            let text = self.text(c).trim();
+            match c.kind() {
+                "true" => true,
+                "integer" => !text.trim_start_matches(['0', '_']).is_empty(),
+                "string" => text.len() > 2,
+                _ => false,
+            }
+        });
+        let Some(body) = node.child_by_field_name("body") else {
+            return;
+        };
+        if endless && self.forks(body) {
+            self.scan
+                .block("it is a fork bomb (an endless loop that calls fork)".to_owned());
+        }
+    }
+
+    fn forks(&self, body: Node) -> bool {
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "function_definition" | "class_definition") {
+                continue;
+            }
+            if node.kind() == "call" {
+                let name = node
+                    .child_by_field_name("function")
+                    .and_then(|f| self.qualified(f));
+                if matches!(name.as_deref(), Some("os.fork" | "os.forkpty" | "pty.fork")) {
+                    return true;
+                }
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        false
+    }
+
+    /// The first string value of `node` (an unknown field when it has none).
+    fn string(&self, node: Node) -> Field {
+        match self.values(node, 0).into_iter().next() {
+            Some(Value::Str(field)) => field,
+            _ => Field::unknown(self.text(node), false),
+        }
+    }
+}
+
+/// The positional arguments of a call.
+fn arguments(call: Node) -> Vec<Node> {
+    let Some(list) = call.child_by_field_name("arguments") else {
+        return Vec::new();
+    };
+    let mut cursor = list.walk();
+    list.named_children(&mut cursor)
+        .filter(|a| {
+            !matches!(
+                a.kind(),
+                "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"
+            )
+        })
+        .collect()
+}
+
+/// The value of the keyword argument `name` of a call.
+fn keyword_argument<'t>(src: &str, call: Node<'t>, name: &str) -> Option<Node<'t>> {
+    let list = call.child_by_field_name("arguments")?;
+    let mut cursor = list.walk();
+    let found = list
+        .named_children(&mut cursor)
+        .filter(|a| a.kind() == "keyword_argument")
+        .find(|a| {
+            a.child_by_field_name("name")
+                .and_then(|n| src.get(n.byte_range()))
+                == Some(name)
+        });
+    found.and_then(|a| a.child_by_field_name("value"))
+}
+
+/// `a = b = expr`: the expression at the end of a chain of assignments.
+fn innermost_value(node: Node) -> Node {
+    let mut node = node;
+    while node.kind() == "assignment" {
+        match node.child_by_field_name("right") {
+            Some(right) => node = right,
+            None => break,
+        }
+    }
+    node
+}

@@ -1,0 +1,369 @@
+//! How the Python reader evaluates an expression: literal strings and paths, as far as they
+//! can be known before the code runs.
+
+use tree_sitter::Node;
+
+use super::super::word::{Field, Seg};
+use super::{Binding, MAX_NAME_DEPTH, MAX_VALUES, Reader, Value, arguments};
+
+impl Reader<'_, '_, '_> {
+    /// What `node` may evaluate to.
+    pub(super) fn values(&self, node: Node, depth: usize) -> Vec<Value> {
+        let mut values = self.values_inner(node, depth);
+        values.truncate(MAX_VALUES);
+        values
+    }
+
+    fn values_inner(&self, node: Node, depth: usize) -> Vec<Value> {
+        let text = self.text(node);
+        match node.kind() {
+            "string" => vec![self.string_literal(node, depth)],
+            "concatenated_string" => {
+                let mut field = Field::default();
+                let mut cursor = node.walk();
+                for part in node.named_children(&mut cursor) {
+                    match self.string_literal(part, depth) {
+                        Value::Str(f) => field.segs.extend(f.segs),
+                        _ => field.segs.push(unknown_seg(self.text(part))),
+                    }
+                }
+                vec![Value::Str(field)]
+            }
+            "parenthesized_expression" => match node.named_child(0) {
+                Some(inner) => self.values(inner, depth),
+                None => vec![Value::Unknown],
+            },
+            "list" | "tuple" => {
+                let mut cursor = node.walk();
+                let items: Vec<Field> = node
+                    .named_children(&mut cursor)
+                    .map(|item| self.string(item))
+                    .collect();
+                vec![Value::List(items)]
+            }
+            "binary_operator" => self.binary(node, depth),
+            "identifier" => self.name(text, depth),
+            "attribute" => match self.qualified(node).as_deref() {
+                Some("os.sep" | "os.path.sep") => vec![Value::Str(Field::lit("/"))],
+                Some("os.curdir" | "os.path.curdir") => vec![Value::Str(Field::lit("."))],
+                Some("os.pardir" | "os.path.pardir") => vec![Value::Str(Field::lit(".."))],
+                _ if self.text_of_field(node, "attribute") == "parent" => {
+                    self.map_str(node.child_by_field_name("object"), depth, |t| {
+                        format!("{t}/..")
+                    })
+                }
+                _ => vec![Value::Unknown],
+            },
+            "subscript" => {
+                let base = node
+                    .child_by_field_name("value")
+                    .and_then(|v| self.qualified(v));
+                let key = node
+                    .child_by_field_name("subscript")
+                    .map(|k| self.string(k).shown());
+                match (base.as_deref(), key) {
+                    (Some("os.environ"), Some(key)) => self.environment(&key),
+                    _ => vec![Value::Unknown],
+                }
+            }
+            "call" => self.call_value(node, depth),
+            _ => vec![Value::Unknown],
+        }
+    }
+
+    fn text_of_field(&self, node: Node, field: &str) -> String {
+        node.child_by_field_name(field)
+            .map(|f| self.text(f).to_owned())
+            .unwrap_or_default()
+    }
+
+    fn name(&self, name: &str, depth: usize) -> Vec<Value> {
+        if depth >= MAX_NAME_DEPTH {
+            return vec![Value::Unknown];
+        }
+        let Some(bindings) = self.names.get(name) else {
+            return vec![Value::Unknown];
+        };
+        let mut out = Vec::new();
+        for binding in bindings {
+            match binding {
+                Binding::Is(node) => out.extend(self.values(*node, depth + 1)),
+                Binding::ElementOf(node) => {
+                    for value in self.values(*node, depth + 1) {
+                        match value {
+                            Value::List(items) => out.extend(items.into_iter().map(Value::Str)),
+                            _ => out.push(Value::Unknown),
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn environment(&self, key: &str) -> Vec<Value> {
+        let known = match key {
+            "HOME" | "USERPROFILE" => self.scan.places.home(),
+            "PWD" => self.scan.places.cwd(),
+            _ => None,
+        };
+        match known {
+            Some(text) => vec![Value::Str(Field::lit(&text))],
+            None => vec![Value::Unknown],
+        }
+    }
+
+    fn binary(&self, node: Node, depth: usize) -> Vec<Value> {
+        let operator = self.text_of_field(node, "operator");
+        let (Some(left), Some(right)) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ) else {
+            return vec![Value::Unknown];
+        };
+        let separator = match operator.as_str() {
+            "+" => "",
+            "/" => "/",
+            _ => return vec![Value::Unknown],
+        };
+        let mut out = Vec::new();
+        for l in self.values(left, depth) {
+            for r in self.values(right, depth) {
+                out.push(match (&l, &r) {
+                    (Value::Str(a), Value::Str(b)) if separator == "/" => {
+                        Value::Str(join_paths(&[a.clone(), b.clone()]))
+                    }
+                    (Value::Str(a), Value::Str(b)) => Value::Str(Field {
+                        segs: [a.segs.clone(), b.segs.clone()].concat(),
+                    }),
+                    _ => Value::Unknown,
+                });
+            }
+        }
+        out
+    }
+
+    /// Applies `f` to the known text of each string value of `node`.
+    fn map_str(&self, node: Option<Node>, depth: usize, f: impl Fn(&str) -> String) -> Vec<Value> {
+        let Some(node) = node else {
+            return vec![Value::Unknown];
+        };
+        self.values(node, depth)
+            .into_iter()
+            .map(|v| match v {
+                Value::Str(field) => match field.known() {
+                    Some(text) => Value::Str(Field::lit(&f(&text))),
+                    None => Value::Str(field),
+                },
+                other => other,
+            })
+            .collect()
+    }
+
+    fn call_value(&self, node: Node, depth: usize) -> Vec<Value> {
+        let Some(function) = node.child_by_field_name("function") else {
+            return vec![Value::Unknown];
+        };
+        let arguments = arguments(node);
+        let name = self.qualified(function).unwrap_or_default();
+        let object = (function.kind() == "attribute")
+            .then(|| function.child_by_field_name("object"))
+            .flatten();
+        let method = self.text_of_field(function, "attribute");
+        let first = arguments.first().copied();
+        let home = self.scan.places.home();
+        match name.as_str() {
+            "os.path.expanduser" => self.map_str(first, depth, |t| expand_user(t, home.as_deref())),
+            "os.path.expandvars" => self.map_str(first, depth, |t| match &home {
+                Some(h) => t.replace("${HOME}", h).replace("$HOME", h),
+                None => t.to_owned(),
+            }),
+            "os.path.join"
+            | "posixpath.join"
+            | "os.path.abspath"
+            | "os.path.realpath"
+            | "os.path.normpath"
+            | "os.fspath"
+            | "str"
+            | "pathlib.Path"
+            | "Path"
+            | "pathlib.PurePath"
+            | "PurePath"
+            | "pathlib.PosixPath"
+            | "PosixPath"
+            | "pathlib.PurePosixPath" => {
+                if arguments.is_empty() {
+                    return vec![Value::Str(Field::lit("."))];
+                }
+                let parts: Vec<Field> = arguments.iter().map(|a| self.string(*a)).collect();
+                vec![Value::Str(join_paths(&parts))]
+            }
+            "os.path.dirname" => self.map_str(first, depth, |t| format!("{t}/..")),
+            "os.getcwd" | "os.getcwdb" | "pathlib.Path.cwd" | "Path.cwd" => {
+                match self.scan.places.cwd() {
+                    Some(cwd) => vec![Value::Str(Field::lit(&cwd))],
+                    None => vec![Value::Unknown],
+                }
+            }
+            "pathlib.Path.home" | "Path.home" => match home {
+                Some(home) => vec![Value::Str(Field::lit(&home))],
+                None => vec![Value::Unknown],
+            },
+            "os.getenv" | "os.environ.get" => match first {
+                Some(key) => self.environment(&self.string(key).shown()),
+                None => vec![Value::Unknown],
+            },
+            "tempfile.mkdtemp" | "tempfile.TemporaryDirectory" => {
+                vec![Value::Str(Field::lit("/tmp/tmp.oi-mkdtemp"))]
+            }
+            "tempfile.gettempdir" => vec![Value::Str(Field::lit("/tmp"))],
+            "base64.b64decode"
+            | "base64.standard_b64decode"
+            | "base64.urlsafe_b64decode"
+            | "base64.b32decode"
+            | "base64.b16decode"
+            | "codecs.decode"
+            | "bytes.fromhex"
+            | "binascii.a2b_base64"
+            | "binascii.unhexlify"
+            | "zlib.decompress"
+            | "gzip.decompress"
+            | "bz2.decompress"
+            | "lzma.decompress" => {
+                vec![Value::Str(Field::unknown(self.text(node), true))]
+            }
+            _ => match (method.as_str(), object) {
+                ("expanduser", Some(object)) => {
+                    self.map_str(Some(object), depth, |t| expand_user(t, home.as_deref()))
+                }
+                (
+                    "resolve" | "absolute" | "decode" | "encode" | "strip" | "rstrip" | "lstrip"
+                    | "as_posix",
+                    Some(object),
+                ) => self.values(object, depth),
+                ("joinpath", Some(object)) => {
+                    let mut parts = vec![self.string(object)];
+                    parts.extend(arguments.iter().map(|a| self.string(*a)));
+                    vec![Value::Str(join_paths(&parts))]
+                }
+                ("join", Some(object)) if object.kind() == "string" => {
+                    let separator = self.string(object);
+                    match first.map(|f| self.values(f, depth)) {
+                        Some(values) => values
+                            .into_iter()
+                            .map(|v| match v {
+                                Value::List(items) => Value::Str(join_with(&items, &separator)),
+                                other => other,
+                            })
+                            .collect(),
+                        None => vec![Value::Unknown],
+                    }
+                }
+                _ => vec![Value::Unknown],
+            },
+        }
+    }
+
+    /// A string literal: escapes decoded (unless raw), f-string parts evaluated.
+    fn string_literal(&self, node: Node, depth: usize) -> Value {
+        if node.kind() != "string" {
+            return Value::Unknown;
+        }
+        let prefix = node
+            .named_child(0)
+            .filter(|c| c.kind() == "string_start")
+            .map(|c| self.text(c).to_lowercase())
+            .unwrap_or_default();
+        let raw = prefix.contains('r');
+        let mut field = Field::default();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "string_content" => {
+                    let text = self.text(child);
+                    let text = if raw {
+                        text.to_owned()
+                    } else {
+                        unescape_python(text)
+                    };
+                    push_lit(&mut field, &text);
+                }
+                "interpolation" => {
+                    let value = child
+                        .child_by_field_name("expression")
+                        .map(|e| self.values(e, depth + 1));
+                    match value.as_deref() {
+                        Some([Value::Str(inner)]) => field.segs.extend(inner.segs.clone()),
+                        _ => field.segs.push(unknown_seg(self.text(child))),
+                    }
+                }
+                _ => {}
+            }
+        }
+        Value::Str(field)
+    }
+}
+
+/// `~` and `~user` at the start of a path.
+fn expand_user(text: &str, home: Option<&str>) -> String {
+    let Some(rest) = text.strip_prefix('~') else {
+        return text.to_owned();
+    };
+    let (user, tail) = rest.split_once('/').map_or((rest, ""), |(u, t)| (u, t));
+    let base = match (user, home) {
+        ("", Some(home)) => home.to_owned(),
+        ("", None) => return text.to_owned(),
+        ("root", _) => "/root".to_owned(),
+        (name, _) => format!("/home/{name}"),
+    };
+    if tail.is_empty() {
+        base
+    } else {
+        format!("{base}/{tail}")
+    }
+}
+
+/// `os.path.join`: an absolute part starts over.
+fn join_paths(parts: &[Field]) -> Field {
+    let mut out = Field::default();
+    for part in parts {
+        if part.shown().starts_with('/') {
+            out = Field::default();
+        } else if !out.segs.is_empty() {
+            push_lit(&mut out, "/");
+        }
+        out.segs.extend(part.segs.iter().cloned());
+    }
+    out
+}
+
+fn join_with(items: &[Field], separator: &Field) -> Field {
+    let mut out = Field::default();
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.segs.extend(separator.segs.iter().cloned());
+        }
+        out.segs.extend(item.segs.iter().cloned());
+    }
+    out
+}
+
+fn push_lit(field: &mut Field, text: &str) {
+    if let Some(Seg::Lit(last)) = field.segs.last_mut() {
+        last.push_str(text);
+    } else {
+        field.segs.push(Seg::Lit(text.to_owned()));
+    }
+}
+
+fn unknown_seg(raw: &str) -> Seg {
+    Seg::Unknown {
+        raw: raw.to_owned(),
+        decoded: false,
+    }
+}
+
+/// Python string escapes: `\n`, `\t`, `\\`, `\'`, `\"`, `\xHH`, `\ooo`, `\uHHHH`, `\UHHHHHHHH`.
+fn unescape_python(text: &str) -> String {
+    super::super::escapes::unescape_c(text)
+}

@@ -1,0 +1,739 @@
+//! Reads a shell script with tree-sitter-bash, the way the shell would expand it as far as that
+//! can be known without running it: quotes and escapes removed, word pieces joined, `~`,
+//! `$HOME`, braces and variables assigned earlier in the script expanded, `$(echo …)` and
+//! `printf` of literals evaluated, and the working directory followed through `cd`. Every
+//! simple command found (anywhere: in lists, loops, functions, substitutions) goes to
+//! [`programs::inspect`].
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser};
+
+mod words;
+
+use super::escapes::unescape_bare;
+use super::places::{self, Pattern, Places};
+use super::programs;
+use super::scan::Scan;
+use super::word::{self, Field, Seg, Word};
+
+/// The most values one variable (or one word) is followed with; past that it is unknown.
+pub(crate) const MAX_ALTERNATIVES: usize = 16;
+
+/// What a command or statement writes to its standard output, as far as oi can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// Nothing is piped (the first stage of a pipeline).
+    Nothing,
+    /// Known text (`echo`, `printf`, a here-document).
+    Literal(String),
+    /// The output of a decoder (`base64 -d`, `xxd -r`, …), or of a filter fed by one.
+    Decoded,
+    /// Paths `find` prints: a path pattern (for `xargs`).
+    Found(String),
+    /// Anything else.
+    Unknown,
+}
+
+/// Variables and working directories known at a point of the script.
+#[derive(Debug, Clone)]
+pub(crate) struct Env {
+    vars: HashMap<String, Vec<Vec<Seg>>>,
+    /// The directories the script may be in (`None`: unknown).
+    cwds: Vec<Option<String>>,
+    home: Option<String>,
+    /// How many conditional constructs (if, loops, `&&`, …) enclose the current statement.
+    conditional: usize,
+}
+
+impl Env {
+    /// The environment at the start of a block: `HOME` and `PWD` known.
+    pub(crate) fn new(places: &Places) -> Env {
+        let mut vars = HashMap::new();
+        let home = places.home();
+        if let Some(home) = &home {
+            vars.insert("HOME".to_owned(), vec![vec![Seg::Lit(home.clone())]]);
+        }
+        let cwd = places.cwd();
+        if let Some(cwd) = &cwd {
+            vars.insert("PWD".to_owned(), vec![vec![Seg::Lit(cwd.clone())]]);
+        }
+        Env {
+            vars,
+            cwds: vec![cwd],
+            home,
+            conditional: 0,
+        }
+    }
+
+    /// This environment with the positional parameters `$0`, `$1`, … set (for `sh -c`).
+    pub(crate) fn with_positional(mut self, args: &[Field]) -> Env {
+        for key in ["@", "*", "#"] {
+            self.vars.remove(key);
+        }
+        for (n, arg) in args.iter().enumerate() {
+            self.vars.insert(n.to_string(), vec![arg.segs.clone()]);
+        }
+        let all: Vec<Seg> = args
+            .iter()
+            .skip(1)
+            .enumerate()
+            .flat_map(|(i, a)| {
+                let space = (i > 0).then(|| Seg::Lit(" ".into()));
+                space.into_iter().chain(a.segs.clone())
+            })
+            .collect();
+        self.vars.insert("@".to_owned(), vec![all.clone()]);
+        self.vars.insert("*".to_owned(), vec![all]);
+        self
+    }
+}
+
+/// Reads `source` as a shell script.
+pub(crate) fn read(scan: &mut Scan, source: &str, env: Env) -> Output {
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .is_err()
+    {
+        scan.block("oi could not load its shell parser, so it cannot check this code".into());
+        return Output::Unknown;
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        scan.block("oi could not parse this shell code to check it".into());
+        return Output::Unknown;
+    };
+    if scan.too_deep(tree.root_node()) {
+        return Output::Unknown;
+    }
+    let mut walker = Walker {
+        scan,
+        src: source,
+        env,
+        last_cd: None,
+    };
+    walker.statements(tree.root_node())
+}
+
+/// Inspects one command given as words (no parsing needed).
+pub(crate) fn read_argv(scan: &mut Scan, argv: &[Field], env: Env) {
+    let mut walker = Walker {
+        scan,
+        src: "",
+        env,
+        last_cd: None,
+    };
+    walker.scan.note_command(argv);
+    programs::inspect(&mut walker, argv, &Output::Nothing);
+}
+
+/// The walker over one parsed script.
+pub(crate) struct Walker<'s, 'p> {
+    pub(crate) scan: &'s mut Scan<'p>,
+    src: &'s str,
+    env: Env,
+    /// The directories a `cd` just moved to (for `cd x && …`).
+    last_cd: Option<Vec<Option<String>>>,
+}
+
+impl Walker<'_, '_> {
+    fn text(&self, node: Node) -> &str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// Records a hard-deny reason.
+    pub(crate) fn block(&mut self, reason: String) {
+        self.scan.block(reason);
+    }
+
+    /// The path patterns `field` may name, relative to every directory the script may be in.
+    pub(crate) fn targets(&self, field: &Field) -> Vec<Pattern> {
+        self.targets_text(&field.pattern_text())
+    }
+
+    /// As [`Walker::targets`], for text with [`places::UNKNOWN`] markers.
+    pub(crate) fn targets_text(&self, text: &str) -> Vec<Pattern> {
+        if text.starts_with('/') || text.starts_with(places::UNKNOWN) {
+            return vec![places::pattern(text, None)];
+        }
+        self.env
+            .cwds
+            .iter()
+            .map(|cwd| {
+                let base = cwd.as_deref().map(|c| places::pattern(c, None));
+                places::pattern(text, base.as_ref())
+            })
+            .collect()
+    }
+
+    /// The working directory, when only one is possible.
+    pub(crate) fn cwd(&self) -> Option<String> {
+        match self.env.cwds.as_slice() {
+            [Some(cwd)] => Some(cwd.clone()),
+            _ => None,
+        }
+    }
+
+    /// `cd`/`pushd`/`popd`: the script may now be in the new directory, or (if `cd` failed)
+    /// still in the old one.
+    pub(crate) fn change_directory(&mut self, target: Option<&Field>) {
+        let home = self.env.home.clone();
+        let new: Vec<Option<String>> = match target.map(|t| (t.known(), t)) {
+            None => vec![home],
+            Some((Some(text), _)) if text == "-" => vec![None],
+            Some((Some(text), _)) if text.starts_with('/') => vec![Some(places::normalise(&text))],
+            Some((Some(text), _)) => self
+                .env
+                .cwds
+                .iter()
+                .map(|cwd| {
+                    cwd.as_ref()
+                        .map(|c| places::normalise(&format!("{c}/{text}")))
+                })
+                .collect(),
+            Some((None, _)) => vec![None],
+        };
+        for dir in &new {
+            if !self.env.cwds.contains(dir) {
+                self.env.cwds.push(dir.clone());
+            }
+        }
+        if self.env.cwds.len() > MAX_ALTERNATIVES {
+            self.env.cwds = vec![None];
+        }
+        self.last_cd = Some(new);
+    }
+
+    /// Reads `source` as a nested shell script (`sh -c`, `eval`, a here-document fed to `bash`),
+    /// with unknown parts of `script` as unknown variables and `positional` as `$0`, `$1`, ….
+    pub(crate) fn nested_shell(&mut self, script: &Field, positional: &[Field]) -> Output {
+        let mut env = self.env.clone();
+        if !positional.is_empty() {
+            env = env.with_positional(positional);
+        }
+        self.scan.shell(&script.rendered(), env)
+    }
+
+    /// Reads `code` as nested Python (`python -c`).
+    pub(crate) fn nested_python(&mut self, code: &Field) {
+        self.scan.python(&code.rendered());
+    }
+
+    /// Reads `code` as nested code of another language (`perl -e`, `node -e`).
+    pub(crate) fn nested_foreign(&mut self, code: &Field) {
+        self.scan.foreign(&code.rendered());
+    }
+
+    /// `~user`'s home directory: `~` is `$HOME`, `~root` is `/root`, another user's is a guess
+    /// (`/home/NAME`, or `$HOME` when its last component is NAME).
+    fn home_of(&self, user: &str) -> Option<String> {
+        let home = self.known_var("HOME");
+        match user {
+            "" => home,
+            "+" => self.cwd(),
+            "-" => None,
+            "root" => Some("/root".to_owned()),
+            name => match home {
+                Some(home) if home.rsplit('/').next() == Some(name) => Some(home),
+                _ => Some(format!("/home/{name}")),
+            },
+        }
+    }
+
+    fn known_var(&self, name: &str) -> Option<String> {
+        match self.env.vars.get(name).map(Vec::as_slice) {
+            Some([value]) => Field {
+                segs: value.clone(),
+            }
+            .known(),
+            _ => None,
+        }
+    }
+
+    /// Every statement among `node`'s children; the output of the last.
+    fn statements(&mut self, node: Node) -> Output {
+        let mut output = Output::Nothing;
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            output = self.statement(child, Output::Nothing);
+        }
+        output
+    }
+
+    fn statement(&mut self, node: Node, stdin: Output) -> Output {
+        match node.kind() {
+            "comment" | "heredoc_start" | "heredoc_end" | "heredoc_body" => Output::Nothing,
+            "command" => self.command(node, stdin),
+            "pipeline" => self.pipeline(node, stdin),
+            "list" => self.list(node),
+            "redirected_statement" => self.redirected(node, stdin),
+            "subshell" | "command_substitution" | "process_substitution" => self.scoped(node),
+            "program" | "compound_statement" | "do_group" => self.statements(node),
+            "variable_assignment" => {
+                self.assign(node);
+                Output::Nothing
+            }
+            "declaration_command" | "variable_assignments" => {
+                self.declaration(node);
+                Output::Nothing
+            }
+            "unset_command" => {
+                self.unset(node);
+                Output::Nothing
+            }
+            "function_definition" => {
+                self.function(node);
+                Output::Nothing
+            }
+            "for_statement" => {
+                self.for_loop(node);
+                Output::Nothing
+            }
+            "if_statement"
+            | "while_statement"
+            | "case_statement"
+            | "c_style_for_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "case_item" => {
+                self.env.conditional += 1;
+                self.generic(node);
+                self.env.conditional -= 1;
+                Output::Unknown
+            }
+            _ => {
+                self.generic(node);
+                Output::Unknown
+            }
+        }
+    }
+
+    /// Walks the children of a construct oi does not model: statements are read, and command
+    /// substitutions in expressions still count (they run).
+    fn generic(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            if is_statement(child.kind()) {
+                self.statement(child, Output::Nothing);
+            } else {
+                self.generic(child);
+            }
+        }
+    }
+
+    /// A subshell or substitution: its variables and `cd` do not leak out.
+    fn scoped(&mut self, node: Node) -> Output {
+        let saved = self.env.clone();
+        let output = self.statements(node);
+        self.env = saved;
+        output
+    }
+
+    fn pipeline(&mut self, node: Node, stdin: Output) -> Output {
+        let mut input = stdin;
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            if child.kind() != "comment" {
+                input = self.statement(child, input);
+            }
+        }
+        input
+    }
+
+    fn list(&mut self, node: Node) -> Output {
+        let (Some(left), Some(right)) = (node.named_child(0), node.named_child(1)) else {
+            self.generic(node);
+            return Output::Unknown;
+        };
+        let and = (0..node.child_count())
+            .filter_map(|i| node.child(i))
+            .any(|c| c.kind() == "&&");
+        let before = self.env.cwds.clone();
+        self.last_cd = None;
+        self.statement(left, Output::Nothing);
+        if let (true, Some(new)) = (and, self.last_cd.take()) {
+            self.env.cwds = new;
+        }
+        self.env.conditional += 1;
+        let output = self.statement(right, Output::Nothing);
+        self.env.conditional -= 1;
+        for dir in before {
+            if !self.env.cwds.contains(&dir) {
+                self.env.cwds.push(dir);
+            }
+        }
+        if self.env.cwds.len() > MAX_ALTERNATIVES {
+            self.env.cwds = vec![None];
+        }
+        output
+    }
+
+    fn redirected(&mut self, node: Node, stdin: Output) -> Output {
+        let mut stdin = stdin;
+        let mut after: Vec<Node> = Vec::new();
+        let mut cursor = node.walk();
+        let redirects: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| Some(*c) != node.child_by_field_name("body"))
+            .collect();
+        for redirect in redirects {
+            if let Some(input) = self.redirect(redirect) {
+                stdin = input;
+            }
+            if redirect.kind() == "heredoc_redirect" {
+                let mut inner = redirect.walk();
+                after.extend(
+                    redirect
+                        .named_children(&mut inner)
+                        .filter(|c| is_statement(c.kind())),
+                );
+            }
+        }
+        let mut output = match node.child_by_field_name("body") {
+            Some(body) => self.statement(body, stdin),
+            None => Output::Unknown,
+        };
+        for next in after {
+            output = match next.kind() {
+                "pipeline" => self.pipeline(next, output),
+                _ => self.statement(next, Output::Nothing),
+            };
+        }
+        output
+    }
+
+    /// Checks one redirection; returns what it feeds to standard input, if it does.
+    fn redirect(&mut self, node: Node) -> Option<Output> {
+        match node.kind() {
+            "file_redirect" => {
+                let operator = (0..node.child_count())
+                    .filter_map(|i| node.child(i))
+                    .find(|c| !c.is_named())
+                    .map(|c| self.text(c).to_owned())
+                    .unwrap_or_default();
+                let destination = node.child_by_field_name("destination")?;
+                if destination.kind() == "process_substitution" && operator == "<" {
+                    return Some(self.scoped(destination));
+                }
+                let fields = self.fields(destination);
+                let writes = matches!(operator.as_str(), ">" | ">>" | ">|" | "&>" | "&>>" | "<>")
+                    || (operator == ">&" && destination.kind() != "number");
+                if writes {
+                    for field in &fields {
+                        if !field.starts_unknown()
+                            && self.targets(field).iter().any(places::is_disk)
+                        {
+                            self.block(format!(
+                                "it writes onto a disk device (`{operator}{}`)",
+                                field.shown()
+                            ));
+                        }
+                    }
+                }
+                (operator == "<").then_some(Output::Unknown)
+            }
+            "herestring_redirect" => {
+                let mut cursor = node.walk();
+                let value = node.named_children(&mut cursor).find(|c| c.is_named())?;
+                let fields = self.fields(value);
+                Some(output_of(&fields, "\n"))
+            }
+            "heredoc_redirect" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.named_children(&mut cursor).collect();
+                let quoted = children
+                    .iter()
+                    .find(|c| c.kind() == "heredoc_start")
+                    .is_some_and(|s| self.text(*s).contains(['\'', '"', '\\']));
+                let body = children.iter().find(|c| c.kind() == "heredoc_body")?;
+                if quoted {
+                    return Some(Output::Literal(self.text(*body).to_owned()));
+                }
+                let mut words = vec![Word::new()];
+                self.string_parts(*body, body.start_byte(), body.end_byte(), &mut words);
+                let fields: Vec<Field> = words.iter().map(collapse).collect();
+                Some(output_of(&fields, ""))
+            }
+            _ => {
+                self.generic(node);
+                None
+            }
+        }
+    }
+
+    fn command(&mut self, node: Node, stdin: Output) -> Output {
+        if !self.scan.step() {
+            return Output::Unknown;
+        }
+        let mut stdin = stdin;
+        let mut first: Vec<Vec<Field>> = Vec::new();
+        let mut rest: Vec<Field> = Vec::new();
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "variable_assignment" => {
+                    if let Some(value) = child.child_by_field_name("value") {
+                        self.words(value);
+                    }
+                }
+                "file_redirect" | "herestring_redirect" => {
+                    if let Some(input) = self.redirect(child) {
+                        stdin = input;
+                    }
+                }
+                "command_name" => {
+                    first = self
+                        .words(child)
+                        .iter()
+                        .map(|w| word::expand(w, &|u| self.home_of(u)))
+                        .collect();
+                }
+                "subshell" => {
+                    self.scoped(child);
+                }
+                _ => rest.extend(self.fields(child)),
+            }
+        }
+        if first.is_empty() {
+            first.push(Vec::new());
+        }
+        let mut output = Output::Unknown;
+        for (n, alternative) in first.into_iter().enumerate() {
+            let argv: Vec<Field> = alternative.into_iter().chain(rest.clone()).collect();
+            if argv.is_empty() {
+                continue;
+            }
+            self.scan.note_command(&argv);
+            let result = programs::inspect(self, &argv, &stdin);
+            if n == 0 {
+                output = result;
+            }
+        }
+        output
+    }
+
+    fn assign(&mut self, node: Node) {
+        let Some(name) = node.child_by_field_name("name") else {
+            return;
+        };
+        let name = self.text(name).to_owned();
+        let append = (0..node.child_count())
+            .filter_map(|i| node.child(i))
+            .any(|c| c.kind() == "+=");
+        let values: Vec<Vec<Seg>> = match node.child_by_field_name("value") {
+            Some(value) if value.kind() == "array" => {
+                self.generic(value);
+                vec![vec![Seg::Unknown {
+                    raw: self.text(value).to_owned(),
+                    decoded: false,
+                }]]
+            }
+            Some(value) => self
+                .words(value)
+                .iter()
+                .map(|w| word::assignment_value(w, &|u| self.home_of(u)))
+                .collect(),
+            None => vec![Vec::new()],
+        };
+        let values = if append {
+            let old = self.lookup(&name);
+            let mut joined = Vec::new();
+            for before in &old {
+                for value in &values {
+                    joined.push([before.clone(), value.clone()].concat());
+                }
+            }
+            joined
+        } else {
+            values
+        };
+        self.set(&name, values);
+    }
+
+    fn set(&mut self, name: &str, values: Vec<Vec<Seg>>) {
+        let mut values = values;
+        if self.env.conditional > 0 {
+            let mut old = self.lookup(name);
+            old.retain(|v| !values.contains(v));
+            values.extend(old);
+        }
+        if values.len() > MAX_ALTERNATIVES {
+            values = vec![vec![Seg::Unknown {
+                raw: format!("${name}"),
+                decoded: false,
+            }]];
+        }
+        self.env.vars.insert(name.to_owned(), values);
+    }
+
+    /// A variable's possible values (unknown when the script did not set it).
+    fn lookup(&self, name: &str) -> Vec<Vec<Seg>> {
+        match self.env.vars.get(name) {
+            Some(values) => values.clone(),
+            None => vec![vec![Seg::Unknown {
+                raw: format!("${name}"),
+                decoded: false,
+            }]],
+        }
+    }
+
+    fn declaration(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            if child.kind() == "variable_assignment" {
+                self.assign(child);
+            } else {
+                self.generic(child);
+            }
+        }
+    }
+
+    fn unset(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            let name = self.text(child).to_owned();
+            self.env.vars.remove(&name);
+        }
+    }
+
+    fn for_loop(&mut self, node: Node) {
+        let mut values: Vec<Vec<Seg>> = Vec::new();
+        let mut cursor = node.walk();
+        let value_nodes: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
+        for value in &value_nodes {
+            values.extend(self.fields(*value).into_iter().map(|f| f.segs));
+        }
+        if value_nodes.is_empty() {
+            values.push(vec![Seg::Unknown {
+                raw: "$@".into(),
+                decoded: false,
+            }]);
+        }
+        self.env.conditional += 1;
+        if let Some(variable) = node.child_by_field_name("variable") {
+            let name = self.text(variable).to_owned();
+            if values.len() > MAX_ALTERNATIVES {
+                values = self.lookup("__oi_too_many_values");
+            }
+            self.env.vars.insert(name, values);
+        }
+        if let Some(body) = node.child_by_field_name("body") {
+            self.statements(body);
+        }
+        self.env.conditional -= 1;
+    }
+
+    fn function(&mut self, node: Node) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| unescape_bare(self.text(n)))
+            .unwrap_or_default();
+        if let Some(body) = node.child_by_field_name("body") {
+            if !name.is_empty() && self.forks_itself(body, &name) {
+                self.block(format!(
+                    "it is a fork bomb (the function `{name}` starts copies of itself in a pipe or in the background)"
+                ));
+            }
+            let saved = self.env.clone();
+            for n in 0..10 {
+                self.env.vars.remove(&n.to_string());
+            }
+            for key in ["@", "*", "#"] {
+                self.env.vars.remove(key);
+            }
+            self.env.conditional += 1;
+            self.statement(body, Output::Nothing);
+            self.env = saved;
+        }
+    }
+
+    /// Whether the function body calls `name` inside a pipeline or in the background.
+    fn forks_itself(&self, body: Node, name: &str) -> bool {
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            if node.kind() == "command" {
+                let called = node
+                    .child_by_field_name("name")
+                    .map(|n| unescape_bare(self.text(n)));
+                if called.as_deref() == Some(name) && forked(node, body) {
+                    return true;
+                }
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        false
+    }
+}
+
+/// What `fields` feed to standard input (a here-string, a here-document).
+fn output_of(fields: &[Field], newline: &str) -> Output {
+    if fields.iter().any(Field::decoded) {
+        return Output::Decoded;
+    }
+    let known: Option<Vec<String>> = fields.iter().map(Field::known).collect();
+    match known {
+        Some(parts) => Output::Literal(format!("{}{newline}", parts.join(" "))),
+        None => Output::Unknown,
+    }
+}
+
+/// A word's pieces as one field, without splitting.
+pub(crate) fn collapse(word: &Word) -> Field {
+    Field {
+        segs: word::assignment_value(word, &|_| None),
+    }
+}
+
+fn is_statement(kind: &str) -> bool {
+    matches!(
+        kind,
+        "command"
+            | "pipeline"
+            | "list"
+            | "redirected_statement"
+            | "subshell"
+            | "compound_statement"
+            | "do_group"
+            | "variable_assignment"
+            | "variable_assignments"
+            | "declaration_command"
+            | "unset_command"
+            | "function_definition"
+            | "for_statement"
+            | "c_style_for_statement"
+            | "while_statement"
+            | "if_statement"
+            | "case_statement"
+            | "negated_command"
+            | "test_command"
+            | "command_substitution"
+            | "process_substitution"
+    )
+}
+
+/// Whether `command` (inside `body`) runs in a pipeline or in the background.
+fn forked(command: Node, body: Node) -> bool {
+    let mut node = command;
+    loop {
+        if node.kind() == "pipeline" {
+            return true;
+        }
+        if node.next_sibling().is_some_and(|s| s.kind() == "&") {
+            return true;
+        }
+        if node.id() == body.id() {
+            return false;
+        }
+        match node.parent() {
+            Some(parent) => node = parent,
+            None => return false,
+        }
+    }
+}
