@@ -11,6 +11,7 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::async_interpreter::{complete_json, error_json};
 use crate::sessions::{AttachGuard, Attachment, CloseReason, Session};
@@ -29,6 +30,10 @@ pub const CLOSE_GOING_AWAY: u16 = 1001;
 pub const CLOSE_TAKEN_OVER: u16 = 4000;
 /// Close code when the session was deleted or reaped.
 pub const CLOSE_SESSION_ENDED: u16 = 4001;
+
+/// How long a connection that was taken over keeps reading what its client already sent
+/// (acks above all), so that the newcomer's replay does not resend what was acknowledged.
+const TAKEOVER_DRAIN: Duration = Duration::from_millis(250);
 
 type Sink = SplitSink<WebSocket, Message>;
 
@@ -76,14 +81,17 @@ pub async fn serve_socket(
     let attachment = guard.attachment().clone();
     let (sink, stream) = socket.split();
     let (direct_tx, direct_rx) = mpsc::unbounded_channel();
+    let reader_done = CancellationToken::new();
     let sender = tokio::spawn(send_loop(
         sink,
         direct_rx,
         session.clone(),
         attachment.clone(),
         state.clone(),
+        reader_done.clone(),
     ));
     receive_loop(stream, &direct_tx, &session, &attachment, &state).await;
+    reader_done.cancel();
     if session.is_attached(&attachment) {
         // Input this connection started and never ended would otherwise stay in memory.
         session.interpreter().discard_pending().await;
@@ -128,7 +136,10 @@ async fn receive_loop(
     let interpreter = session.interpreter();
     loop {
         let frame = tokio::select! {
-            () = attachment.token.cancelled() => return,
+            () = attachment.token.cancelled() => {
+                drain_acks(&mut stream, session).await;
+                return;
+            }
             () = state.shutdown.cancelled() => return,
             frame = stream.next() => frame,
         };
@@ -173,6 +184,23 @@ async fn receive_loop(
     }
 }
 
+/// After a takeover: reads what the client already sent, for a short while, taking its acks
+/// into account (the client vanished; its last acks may still be in the socket).
+async fn drain_acks(stream: &mut SplitStream<WebSocket>, session: &Session) {
+    let deadline = Instant::now() + TAKEOVER_DRAIN;
+    while let Ok(Some(Ok(frame))) = tokio::time::timeout_at(deadline, stream.next()).await {
+        let Message::Text(text) = frame else {
+            continue;
+        };
+        let ack = serde_json::from_str::<Value>(text.as_str())
+            .ok()
+            .and_then(|v| v.get("ack").and_then(Value::as_str).map(str::to_owned));
+        if let Some(id) = ack {
+            session.outbox().ack(&id);
+        }
+    }
+}
+
 /// Sends a server error; then `complete` if no turn is running (a client waiting for the end
 /// of its request learns it failed; a running turn is not cut short).
 async fn report(session: &Session, message: impl Into<String>) {
@@ -189,6 +217,7 @@ async fn send_loop(
     session: Arc<Session>,
     attachment: Attachment,
     state: AppState,
+    reader_done: CancellationToken,
 ) {
     // A connection that took over waits for the previous one's sender to finish.
     let guard = tokio::select! {
@@ -215,6 +244,9 @@ async fn send_loop(
         let _ = send(&mut sink, farewell).await;
     }
     attachment.token.cancel();
+    // The newcomer replays once this connection's reader has taken in the acks its client
+    // already sent (bounded: a vanished client's socket may never say more).
+    let _ = tokio::time::timeout(TAKEOVER_DRAIN, reader_done.cancelled()).await;
     drop(guard);
 }
 
