@@ -1,0 +1,3 @@
+//! # oi-python
+//!
+//! The compiled half of oi's Python package: `interpreter._oi`.
