@@ -14,13 +14,8 @@ pub const FALLBACK_CONTEXT_WINDOW: u64 = 8000;
 /// Reply length assumed for unknown models.
 pub const FALLBACK_MAX_OUTPUT: u64 = 1000;
 
-/// Provider prefixes whose models are local and, by default, get fenced-code (text) mode.
-const LOCAL_PREFIXES: [&str; 2] = ["ollama", "ollama_chat"];
-
 fn is_local(model: &str) -> bool {
-    model
-        .split_once('/')
-        .is_some_and(|(prefix, _)| LOCAL_PREFIXES.contains(&prefix))
+    crate::providers::is_local(model)
 }
 
 /// Whether `llm` uses the `execute` tool: `supports_functions` when set, else whether the

@@ -9,13 +9,63 @@ pub struct Env {
     vars: BTreeMap<String, String>,
 }
 
-/// The variables [`Env::from_process`] copies.
-pub const KNOWN_VARS: [&str; 9] = [
+/// The variables [`Env::from_process`] copies: every provider's key and base variables
+/// (see [`crate::providers`]), the local model's path and the reply limits. Names ending in
+/// `_API_KEY` are keys, which programs withhold from the code they run.
+pub const KNOWN_VARS: [&str; 57] = [
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
     "OLLAMA_HOST",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
+    "AZURE_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_API_BASE",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_API_VERSION",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_BASE",
+    "GROQ_API_KEY",
+    "GROQ_API_BASE",
+    "MISTRAL_API_KEY",
+    "MISTRAL_API_BASE",
+    "CODESTRAL_API_KEY",
+    "CODESTRAL_API_BASE",
+    "OPENROUTER_API_KEY",
+    "OPENROUTER_API_BASE",
+    "DEEPSEEK_API_KEY",
+    "DEEPSEEK_API_BASE",
+    "TOGETHERAI_API_KEY",
+    "TOGETHER_API_KEY",
+    "TOGETHER_AI_API_KEY",
+    "TOGETHERAI_API_BASE",
+    "FIREWORKS_AI_API_KEY",
+    "FIREWORKS_API_KEY",
+    "FIREWORKS_AI_API_BASE",
+    "XAI_API_KEY",
+    "XAI_API_BASE",
+    "PERPLEXITYAI_API_KEY",
+    "PERPLEXITY_API_KEY",
+    "PERPLEXITY_API_BASE",
+    "CEREBRAS_API_KEY",
+    "CEREBRAS_API_BASE",
+    "HUGGINGFACE_API_KEY",
+    "HUGGINGFACE_API_BASE",
+    "COHERE_API_KEY",
+    "COHERE_API_BASE",
+    "DEEPINFRA_API_KEY",
+    "DEEPINFRA_API_BASE",
+    "NVIDIA_NIM_API_KEY",
+    "NVIDIA_NIM_API_BASE",
+    "SAMBANOVA_API_KEY",
+    "SAMBANOVA_API_BASE",
+    "LM_STUDIO_API_KEY",
+    "LM_STUDIO_API_BASE",
+    "LLAMAFILE_API_BASE",
+    "HOSTED_VLLM_API_KEY",
+    "HOSTED_VLLM_API_BASE",
     "OI_MODEL_PATH",
     crate::reply_limits::REPLY_BYTES_VAR,
     crate::reply_limits::LINE_BYTES_VAR,
@@ -51,5 +101,17 @@ impl Env {
             .get(key)
             .map(String::as_str)
             .filter(|v| !v.trim().is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_provider_variable_is_read() {
+        for name in crate::providers::variables() {
+            assert!(KNOWN_VARS.contains(&name), "{name} is not in KNOWN_VARS");
+        }
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod anthropic;
 pub mod capabilities;
+pub mod context_note;
 pub mod convert;
 pub mod endpoint;
 pub mod env;
@@ -25,6 +26,7 @@ pub mod openai_body;
 pub mod partial_json;
 pub mod prompt;
 pub mod provider;
+pub mod providers;
 mod reparse;
 pub mod reply_limits;
 pub mod retry;

@@ -25,6 +25,8 @@ impl Price {
 /// What the table says about a model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelInfo {
+    /// The provider prefix this row is for (`Some("cerebras")`), or `None` for every provider.
+    pub provider: Option<&'static str>,
     /// The prefix of the model's own name this row matches.
     pub prefix: &'static str,
     /// Context window in tokens.
@@ -48,6 +50,7 @@ const fn row(
     price: Option<(f64, f64)>,
 ) -> ModelInfo {
     ModelInfo {
+        provider: None,
         prefix,
         context_window,
         max_output,
@@ -57,6 +60,14 @@ const fn row(
             Some((input, output)) => Some(Price { input, output }),
             None => None,
         },
+    }
+}
+
+/// A row for one provider's serving of a model (its limits differ from other hosts').
+const fn on(provider: &'static str, info: ModelInfo) -> ModelInfo {
+    ModelInfo {
+        provider: Some(provider),
+        ..info
     }
 }
 
@@ -115,6 +126,90 @@ pub const MODELS: &[ModelInfo] = &[
     row("llama3", 8_192, 2_048, F, F, None),
     row("qwen2.5-coder", 32_768, 4_096, F, F, None),
     row("phi3", 4_096, 1_024, F, F, None),
+    // Gemini (gemini/…, through its OpenAI-compatible endpoint).
+    row("gemini-1.5-pro", 2_097_152, 8_192, T, T, Some((1.25, 5.0))),
+    row(
+        "gemini-1.5-flash",
+        1_048_576,
+        8_192,
+        T,
+        T,
+        Some((0.075, 0.3)),
+    ),
+    row("gemini-2.0-flash", 1_048_576, 8_192, T, T, Some((0.1, 0.4))),
+    // Mistral (mistral/…, codestral/…).
+    row("mistral-medium", 131_072, 8_192, T, F, Some((0.4, 2.0))),
+    row(
+        "open-mistral-nemo",
+        128_000,
+        4_096,
+        T,
+        F,
+        Some((0.15, 0.15)),
+    ),
+    row("open-mixtral-8x22b", 64_000, 4_096, T, F, Some((2.0, 6.0))),
+    row("pixtral-large", 128_000, 4_096, T, T, Some((2.0, 6.0))),
+    row("ministral", 128_000, 4_096, T, F, None),
+    // Open-weight families as hosted by Groq, Together, Fireworks, OpenRouter, DeepInfra, ….
+    row("llama-3.1", 131_072, 8_192, T, F, None),
+    row("llama-3.3", 131_072, 8_192, T, F, None),
+    row("llama-4", 131_072, 8_192, T, T, None),
+    row("meta-llama-3.1", 131_072, 4_096, T, F, None),
+    row("llama3-70b-8192", 8_192, 8_192, T, F, Some((0.59, 0.79))),
+    row("llama3-8b-8192", 8_192, 8_192, T, F, Some((0.05, 0.08))),
+    row(
+        "llama-3.1-8b-instant",
+        131_072,
+        8_192,
+        T,
+        F,
+        Some((0.05, 0.08)),
+    ),
+    row(
+        "llama-3.3-70b-versatile",
+        131_072,
+        32_768,
+        T,
+        F,
+        Some((0.59, 0.79)),
+    ),
+    row(
+        "llama-3.1-70b-versatile",
+        131_072,
+        8_192,
+        T,
+        F,
+        Some((0.59, 0.79)),
+    ),
+    row("llama-v3p1", 131_072, 16_384, T, F, None),
+    row("llama-v3p3", 131_072, 16_384, T, F, None),
+    row(
+        "mixtral-8x7b-32768",
+        32_768,
+        32_768,
+        T,
+        F,
+        Some((0.24, 0.24)),
+    ),
+    row("gemma2-9b-it", 8_192, 8_192, T, F, Some((0.2, 0.2))),
+    row("gpt-oss", 131_072, 32_768, T, F, None),
+    row("qwen-2.5-coder", 131_072, 8_192, T, F, None),
+    row("qwen2.5-72b", 131_072, 8_192, T, F, None),
+    row("deepseek-v3", 131_072, 8_192, T, F, None),
+    row("deepseek-r1", 131_072, 8_192, F, F, None),
+    // xAI.
+    row("grok-2-vision", 32_768, 4_096, T, T, Some((2.0, 10.0))),
+    row("grok-3", 131_072, 16_384, T, F, Some((3.0, 15.0))),
+    row("grok-4", 256_000, 32_768, T, T, Some((3.0, 15.0))),
+    // Perplexity: no tool calls.
+    row("sonar", 127_072, 8_000, F, F, Some((1.0, 1.0))),
+    row("sonar-pro", 200_000, 8_000, F, F, Some((3.0, 15.0))),
+    row("sonar-reasoning", 127_072, 8_000, F, F, Some((1.0, 5.0))),
+    // Cohere.
+    row("command-r-plus", 128_000, 4_096, T, F, Some((2.5, 10.0))),
+    row("command-a", 256_000, 8_000, T, F, Some((2.5, 10.0))),
+    // Cerebras serves every model with a smaller window.
+    on("cerebras", row("", 8_192, 8_192, T, F, None)),
 ];
 
 /// Model names Open Interpreter accepts for Claude (spec b.9).
@@ -140,13 +235,18 @@ pub fn own_name(model: &str) -> String {
     name.split(':').next().unwrap_or(name).to_lowercase()
 }
 
-/// The row for `model`, if the table knows it.
+/// The row for `model`, if the table knows it: the longest matching row for the model's
+/// provider (`cerebras/…`), else the longest matching row for every provider.
 pub fn lookup(model: &str) -> Option<&'static ModelInfo> {
     let name = own_name(model);
-    MODELS
-        .iter()
-        .filter(|info| name.starts_with(info.prefix))
-        .max_by_key(|info| info.prefix.len())
+    let provider = crate::providers::split(model).map(|(p, _)| p.prefix);
+    let best = |for_provider: Option<&str>| {
+        MODELS
+            .iter()
+            .filter(|info| info.provider == for_provider && name.starts_with(info.prefix))
+            .max_by_key(|info| info.prefix.len())
+    };
+    provider.and_then(|p| best(Some(p))).or_else(|| best(None))
 }
 
 /// What `model` costs, if published.
@@ -171,6 +271,26 @@ mod tests {
         );
         assert_eq!(get("ollama/llama3.1:latest"), Some("llama3.1"));
         assert_eq!(get("my-finetune"), None);
+        assert_eq!(
+            get("groq/llama-3.1-70b-versatile"),
+            Some("llama-3.1-70b-versatile")
+        );
+        assert_eq!(
+            get("together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+            Some("llama-3.3")
+        );
+        assert_eq!(
+            get("fireworks_ai/accounts/fireworks/models/llama-v3p1-70b-instruct"),
+            Some("llama-v3p1")
+        );
+        assert_eq!(get("gemini/gemini-1.5-flash"), Some("gemini-1.5-flash"));
+        assert_eq!(get("openrouter/google/gemini-2.5-pro"), Some("gemini-2.5"));
+        assert_eq!(get("perplexity/sonar-pro"), Some("sonar-pro"));
+        let cerebras = lookup("cerebras/llama-3.3-70b").unwrap();
+        assert_eq!(
+            (cerebras.provider, cerebras.context_window),
+            (Some("cerebras"), 8_192)
+        );
     }
 
     #[test]

@@ -9,11 +9,14 @@ use oi_core::{LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, 
 use serde_json::Value;
 
 use crate::capabilities::uses_tool_calls;
+use crate::context_note::note_for;
 use crate::convert::Mode;
 use crate::endpoint::{Endpoint, resolve};
 use crate::env::Env;
 use crate::ollama;
-use crate::openai_body::request_body;
+use crate::openai_body::openai_body;
+use crate::prompt::Prompt;
+use crate::providers::KeyHeader;
 use crate::reply_limits::ReplyLimits;
 use crate::retry::RetryPolicy;
 use crate::text::{printable, shorten};
@@ -121,15 +124,34 @@ impl OpenAiCompatible {
 
     /// Where `request` would go and the exact JSON body that would be sent.
     pub fn prepare(&self, request: &ModelRequest) -> Result<(Endpoint, Value), ModelError> {
+        self.prepared(request)
+            .map(|prepared| (prepared.endpoint, prepared.body))
+    }
+
+    /// The endpoint, the body, and the note to show first when trimming left messages out.
+    fn prepared(&self, request: &ModelRequest) -> Result<Prepared, ModelError> {
         let endpoint = resolve(&request.llm, &self.env)?;
         let mode = if self.uses_tool_calls(&request.llm) {
             Mode::Tools
         } else {
             Mode::Text
         };
-        let body = request_body(request, &endpoint.model, mode);
-        Ok((endpoint, body))
+        let prompt = Prompt::build(request, mode);
+        let body = openai_body(&prompt, &endpoint.model, request);
+        let note = note_for(&prompt, request);
+        Ok(Prepared {
+            endpoint,
+            body,
+            note,
+        })
     }
+}
+
+/// A request ready to send.
+struct Prepared {
+    endpoint: Endpoint,
+    body: Value,
+    note: Option<String>,
 }
 
 /// Turns chunks into deltas, in the mode of the request.
@@ -208,16 +230,22 @@ impl LanguageModel for OpenAiCompatible {
             if request.llm.context_window.is_none() && is_ollama(&request.llm.model) {
                 request.llm.context_window = this.ollama_context_length(&request.llm).await;
             }
-            let prepared = this.prepare(&request);
-            let (endpoint, body) = match prepared {
+            let Prepared { endpoint, body, note } = match this.prepared(&request) {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     yield Err(error);
                     return;
                 }
             };
+            if let Some(note) = note {
+                yield Ok(ModelDelta::Message(note));
+            }
             let tools = body.get("tools").is_some();
-            let call = HttpCall { url: endpoint.url, headers: Vec::new(), bearer: endpoint.api_key, body };
+            let (headers, bearer) = match (endpoint.key_header, endpoint.api_key) {
+                (KeyHeader::ApiKey, Some(key)) => (vec![("api-key", key)], None),
+                (_, key) => (Vec::new(), key),
+            };
+            let call = HttpCall { url: endpoint.url, headers, bearer, body };
             let mut replies = Box::pin(transport.stream(call, move || {
                 if tools { Decoder::Tools(ToolCallReader::new()) } else { Decoder::Text(TextDecoder::new()) }
             }));

@@ -4,22 +4,24 @@
 //! |---|---|
 //! | `local`, `local/PATH.gguf` (no `api_base`) | the embedded llama.cpp model (feature `local`) |
 //! | `anthropic/NAME`, `claude-…` (no `api_base` for `claude-…`) | Anthropic Messages API |
-//! | `gpt-4o`, `openai/NAME`, `azure/NAME`, `ollama/NAME`, anything with `api_base` | OpenAI-compatible |
+//! | `gpt-4o`, `PREFIX/NAME` for an OpenAI-compatible provider of [`crate::providers`] (`openai`, `azure`, `ollama`, `groq`, `gemini`, `mistral`, `openrouter`, …), anything with `api_base` | OpenAI-compatible |
 //!
 //! [`provider_for`] returns a [`Router`] that makes this choice again for every request, so a
 //! model changed during a session (e.g. `%model`-style commands) reaches the right wire.
 
 use std::sync::{Arc, OnceLock};
 
-use oi_core::{LanguageModel, LlmSettings, ModelError, ModelRequest, ModelStream};
+use futures::StreamExt;
+use oi_core::{LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream};
+
+use crate::convert::Mode;
+use crate::prompt::Prompt;
 
 use crate::anthropic::Anthropic;
 use crate::env::Env;
 use crate::local_model;
 use crate::openai::OpenAiCompatible;
-
-/// Model prefixes served by [`OpenAiCompatible`] without an `api_base`.
-const OPENAI_COMPATIBLE_PREFIXES: [&str; 4] = ["openai", "ollama", "ollama_chat", "azure"];
+use crate::providers::{self, ProviderWire};
 
 /// Which wire a model is spoken to over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +34,8 @@ pub enum Wire {
     Embedded,
 }
 
-/// The wire for `llm` (see the module docs); an unknown provider prefix without `api_base`
-/// is a [`ModelError::Config`].
+/// The wire for `llm` (see the module docs and [`crate::providers`]); an unknown or
+/// unsupported provider prefix without `api_base` is a [`ModelError::Config`].
 pub fn wire_for(llm: &LlmSettings) -> Result<Wire, ModelError> {
     if local_model::is_embedded(llm) {
         return Ok(Wire::Embedded);
@@ -43,15 +45,15 @@ pub fn wire_for(llm: &LlmSettings) -> Result<Wire, ModelError> {
         .as_deref()
         .is_some_and(|b| !b.trim().is_empty());
     let model = llm.model.trim();
-    if let Some((prefix, _)) = model.split_once('/') {
-        return if prefix == "anthropic" {
-            Ok(Wire::Anthropic)
-        } else if has_base || OPENAI_COMPATIBLE_PREFIXES.contains(&prefix) {
-            Ok(Wire::OpenAiCompatible)
-        } else {
-            Err(ModelError::Config(format!(
-                "The model provider `{prefix}` is not supported: use an OpenAI-compatible server with --api_base, or a model such as gpt-4o, claude-3-5-sonnet, ollama/llama3.1 or local."
-            )))
+    if let Some(prefix) = providers::prefix_of(model) {
+        return match providers::find(prefix).map(|p| (p, p.wire)) {
+            Some((_, ProviderWire::Anthropic)) => Ok(Wire::Anthropic),
+            Some((_, ProviderWire::OpenAiCompatible)) => Ok(Wire::OpenAiCompatible),
+            Some((provider, ProviderWire::Unsupported(_))) if !has_base => {
+                Err(providers::unsupported_error(provider))
+            }
+            None if !has_base => Err(providers::unknown_prefix(prefix)),
+            _ => Ok(Wire::OpenAiCompatible),
         };
     }
     if !has_base && model.starts_with("claude") {
@@ -122,23 +124,47 @@ impl Router {
         self.local.get_or_init(|| embedded(llm, &self.env)).clone()
     }
 
-    fn pick(&self, llm: &LlmSettings) -> Result<Arc<dyn LanguageModel>, ModelError> {
-        Ok(match wire_for(llm)? {
+    fn pick(&self, llm: &LlmSettings) -> Result<(Wire, Arc<dyn LanguageModel>), ModelError> {
+        let wire = wire_for(llm)?;
+        let model: Arc<dyn LanguageModel> = match wire {
             Wire::OpenAiCompatible => Arc::new(self.openai.clone()),
             Wire::Anthropic => Arc::new(self.anthropic.clone()),
             Wire::Embedded => self.embedded(llm)?,
-        })
+        };
+        Ok((wire, model))
     }
+}
+
+/// The trimming note for wires that do not show it themselves (the OpenAI-compatible one
+/// does, from the prompt it builds anyway): the prompt is built once more to count what is
+/// left out, which costs a tokenizer pass only when the conversation is near the window.
+fn trimming_note(wire: Wire, model: &dyn LanguageModel, request: &ModelRequest) -> Option<String> {
+    if wire == Wire::OpenAiCompatible || crate::context_note::already_noted(&request.messages) {
+        return None;
+    }
+    let mode = if model.uses_tool_calls(&request.llm) {
+        Mode::Tools
+    } else {
+        Mode::Text
+    };
+    crate::context_note::note_for(&Prompt::build(request, mode), request)
 }
 
 impl LanguageModel for Router {
     fn uses_tool_calls(&self, llm: &LlmSettings) -> bool {
-        self.pick(llm).is_ok_and(|m| m.uses_tool_calls(llm))
+        self.pick(llm).is_ok_and(|(_, m)| m.uses_tool_calls(llm))
     }
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
         match self.pick(&request.llm) {
-            Ok(model) => model.stream(request),
+            Ok((wire, model)) => match trimming_note(wire, model.as_ref(), &request) {
+                Some(note) => {
+                    let first =
+                        futures::stream::once(std::future::ready(Ok(ModelDelta::Message(note))));
+                    Box::pin(first.chain(model.stream(request)))
+                }
+                None => model.stream(request),
+            },
             Err(error) => Unavailable(error).stream(request),
         }
     }
@@ -186,12 +212,20 @@ mod tests {
             ("claude-3.5", Wire::Anthropic),
             ("claude-3-5-sonnet", Wire::Anthropic),
             ("local", Wire::Embedded),
+            ("groq/llama-3.1-70b-versatile", Wire::OpenAiCompatible),
+            ("gemini/gemini-1.5-flash", Wire::OpenAiCompatible),
+            (
+                "openrouter/anthropic/claude-3.5-sonnet",
+                Wire::OpenAiCompatible,
+            ),
+            ("lm_studio/qwen", Wire::OpenAiCompatible),
+            ("hosted_vllm/x", Wire::OpenAiCompatible),
         ];
         for (model, wire) in cases {
             assert_eq!(wire_for(&llm(model)).unwrap(), wire, "{model}");
         }
         assert!(matches!(
-            wire_for(&llm("cohere/command")),
+            wire_for(&llm("cohere2/command")),
             Err(ModelError::Config(_))
         ));
         let with_base = |model: &str| LlmSettings {
@@ -220,7 +254,9 @@ mod tests {
     fn provider_for_checks_what_it_can_up_front() {
         assert!(provider_for(&llm("gpt-4o"), Env::empty()).is_ok());
         assert!(provider_for(&llm("claude-3.5"), Env::empty()).is_ok());
-        assert!(provider_for(&llm("cohere/x"), Env::empty()).is_err());
+        assert!(provider_for(&llm("cohere2/x"), Env::empty()).is_err());
+        assert!(provider_for(&llm("groq/llama3-8b-8192"), Env::empty()).is_ok());
+        assert!(provider_for(&llm("bedrock/x"), Env::empty()).is_err());
         let missing = provider_for(
             &llm("local"),
             Env::empty().with(local_model::MODEL_PATH_VAR, "/nonexistent/m.gguf"),

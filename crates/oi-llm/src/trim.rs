@@ -3,12 +3,16 @@
 //! its real tokenizer (tiktoken: `o200k_base` for gpt-4o/o-series/gpt-4.1+/gpt-5, `cl100k_base`
 //! for gpt-4 and gpt-3.5). The tokenizer is loaded only then, since loading it costs time.
 //!
-//! With `context_window` set, the budget is `context_window - max_tokens - 25` (or the whole
-//! window without `max_tokens`). The system message is always kept; the newest messages that
+//! The budget is `context_window - max_tokens - 25`, with the window and the reply length from
+//! the settings, else from the model table ([`crate::model_table`]), else Open Interpreter's
+//! 8000-token default; without `max_tokens` the reply gets the model's longest reply, at most a
+//! fifth of the window. The system message is always kept; the newest messages that
 //! fit are kept; the boundary string message is shortened from the middle; older ones go.
 //! A tool result is never kept without the call before it.
 
 use oi_core::LlmSettings;
+
+use crate::capabilities::capabilities;
 
 use crate::prompt::{Part, Prompt, PromptMessage};
 
@@ -90,14 +94,33 @@ impl Counter {
     }
 }
 
-/// Trims `prompt` to fit `llm.context_window`; unchanged when no window is known. Counts in
+/// Tokens a reply is given room for: `max_tokens` when set (a fifth of the window when it is
+/// larger than the window, as the original), else the model's longest reply from the table,
+/// at most a fifth of the window (the original's `Llm.load`).
+fn reply_room(llm: &LlmSettings, window: u64, table_max_output: u64) -> u64 {
+    match llm.max_tokens.filter(|m| *m > 0) {
+        Some(max) if max < window => max,
+        Some(_) => window / 5,
+        None => table_max_output.min(window / 5),
+    }
+}
+
+/// The tokens a prompt may take for `llm`: its context window (the setting, else the model
+/// table's, else 8000 for models oi does not know) less the room for the reply and 25 tokens
+/// of margin (spec b.7).
+pub fn budget(llm: &LlmSettings) -> usize {
+    let caps = capabilities(llm);
+    let window = caps.context_window;
+    let reserve = reply_room(llm, window, caps.max_output) + 25;
+    usize::try_from(window.saturating_sub(reserve)).unwrap_or(usize::MAX)
+}
+
+/// Trims `prompt` to fit `llm`'s context window ([`budget`]): always, with the window from the
+/// settings or the model table. Takes oi's own notes out of the history first, and counts in
 /// `prompt.left_out` the messages left out.
 pub fn trim_prompt(prompt: &mut Prompt, llm: &LlmSettings) {
-    let Some(window) = llm.context_window else {
-        return;
-    };
-    let reserve = llm.max_tokens.map_or(0, |m| m + 25);
-    let budget = usize::try_from(window.saturating_sub(reserve)).unwrap_or(usize::MAX);
+    crate::context_note::strip_from_prompt(&mut prompt.messages);
+    let budget = budget(llm);
     let system_estimate =
         PER_MESSAGE + chars_to_tokens(prompt.system.chars().count() + MESSAGE_FRAMING);
     let estimate: usize =
@@ -245,6 +268,44 @@ mod tests {
         assert_eq!(
             p.left_out, 0,
             "the boundary message was shortened, not left out"
+        );
+    }
+
+    #[test]
+    fn the_model_table_sets_the_window_when_the_settings_do_not() {
+        let gpt4o = LlmSettings {
+            model: "gpt-4o".into(),
+            ..llm(None)
+        };
+        assert_eq!(budget(&gpt4o), 128_000 - 16_384 - 25);
+        let unknown = LlmSettings {
+            model: "openai/my-finetune".into(),
+            ..llm(None)
+        };
+        assert_eq!(budget(&unknown), 8000 - 1000 - 25);
+        let too_long = LlmSettings {
+            max_tokens: Some(50_000),
+            ..llm(Some(10_000))
+        };
+        assert_eq!(budget(&too_long), 10_000 - 2_000 - 25);
+        let huge = "word ".repeat(200_000);
+        let mut p = prompt(
+            "sys",
+            vec![
+                PromptMessage::text(Speaker::User, huge),
+                PromptMessage::text(Speaker::Assistant, "older"),
+                PromptMessage::text(Speaker::User, "newest"),
+            ],
+        );
+        trim_prompt(&mut p, &gpt4o);
+        let counter = Counter::for_model("gpt-4o");
+        let total: usize = PER_MESSAGE
+            + counter.text(&p.system)
+            + p.messages.iter().map(|m| counter.count(m)).sum::<usize>();
+        assert!(total <= budget(&gpt4o), "{total}");
+        assert_eq!(
+            p.messages.last().and_then(PromptMessage::as_text),
+            Some("newest")
         );
     }
 }

@@ -33,6 +33,8 @@ pub struct RecordedRequest {
     pub api_key: Option<String>,
     /// The `anthropic-version` header, if any.
     pub anthropic_version: Option<String>,
+    /// Every header, names in lower case, sorted by name (for wires with their own headers).
+    pub headers: Vec<(String, String)>,
     /// The JSON body (a JSON string holding the raw text when the body was not JSON).
     pub body: Value,
 }
@@ -42,6 +44,8 @@ struct Inner {
     script: Script,
     requests: Vec<RecordedRequest>,
     ollama: Vec<Value>,
+    /// Models pulled through `/api/pull` (listed by `/api/tags` from then on).
+    pulled: Vec<String>,
 }
 
 /// The largest request body the server reads.
@@ -78,6 +82,7 @@ impl ScriptedServer {
             script,
             requests: Vec::new(),
             ollama: Vec::new(),
+            pulled: Vec::new(),
         }));
         let app = router(shared.clone());
         let task = tokio::spawn(async move {
@@ -115,6 +120,11 @@ impl ScriptedServer {
         lock(&self.shared).ollama.clone()
     }
 
+    /// The models pulled through Ollama's `/api/pull` so far.
+    pub fn ollama_pulled(&self) -> Vec<String> {
+        lock(&self.shared).pulled.clone()
+    }
+
     /// Every chat-completions or messages request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared).requests.clone()
@@ -147,8 +157,11 @@ fn router(shared: Shared) -> Router {
         .route("/models", get(models))
         .route("/api/show", post(ollama_show))
         .route("/api/tags", get(ollama_tags))
+        .route("/api/pull", post(ollama_pull))
         .route("/v1/messages", post(messages))
         .route("/messages", post(messages))
+        // Providers put their APIs under other paths (`/openai/v1`, `/api/v1`, …).
+        .fallback(post(any_path))
         // Real model servers accept large requests (and judge them by tokens); axum's 2 MB
         // default would turn a long conversation into a 413.
         .layer(DefaultBodyLimit::max(REQUEST_BODY_LIMIT))
@@ -169,12 +182,70 @@ async fn ollama_show(State(shared): State<Shared>, raw: Bytes) -> Response {
     .into_response()
 }
 
-async fn ollama_tags() -> Response {
-    axum::Json(json!({ "models": [
-        { "name": "scripted:latest", "model": "scripted:latest" },
-        { "name": "llama3.1:8b", "model": "llama3.1:8b" },
-    ]}))
-    .into_response()
+async fn ollama_tags(State(shared): State<Shared>) -> Response {
+    let mut models = vec![
+        json!({ "name": "scripted:latest", "model": "scripted:latest" }),
+        json!({ "name": "llama3.1:8b", "model": "llama3.1:8b" }),
+    ];
+    for name in &lock(&shared).pulled {
+        models.push(json!({ "name": name, "model": name }));
+    }
+    axum::Json(json!({ "models": models })).into_response()
+}
+
+/// Ollama's `/api/pull`: newline-delimited JSON progress (manifest, one layer in four steps,
+/// success); the model is listed by `/api/tags` afterwards. A name containing `missing` is
+/// answered with Ollama's error line.
+async fn ollama_pull(State(shared): State<Shared>, raw: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let name = body
+        .get("model")
+        .or_else(|| body.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut lines = vec![json!({ "status": "pulling manifest" })];
+    if name.contains("missing") {
+        lines.push(json!({ "error": "pull model manifest: file does not exist" }));
+    } else {
+        let total = 4_000_000_u64;
+        for completed in [0, 1_000_000, 2_500_000, total] {
+            lines.push(json!({
+                "status": "pulling 6a0746a1ec1a",
+                "digest": "sha256:6a0746a1ec1a",
+                "total": total,
+                "completed": completed,
+            }));
+        }
+        lines.push(json!({ "status": "verifying sha256 digest" }));
+        lines.push(json!({ "status": "writing manifest" }));
+        lines.push(json!({ "status": "success" }));
+        let tagged = if name.contains(':') {
+            name
+        } else {
+            format!("{name}:latest")
+        };
+        lock(&shared).pulled.push(tagged);
+    }
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    ([(header::CONTENT_TYPE, "application/x-ndjson")], text).into_response()
+}
+
+/// Chat completions or messages under any path that ends like them.
+async fn any_path(
+    State(shared): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    let path = uri.path();
+    if path.ends_with("/chat/completions") {
+        handle(&shared, &uri, &headers, &raw, WireKind::OpenAi)
+    } else if path.ends_with("/messages") {
+        handle(&shared, &uri, &headers, &raw, WireKind::Anthropic)
+    } else {
+        StatusCode::NOT_FOUND.into_response()
+    }
 }
 
 async fn models() -> Response {
@@ -217,6 +288,20 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+fn all_headers(headers: &HeaderMap) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
 fn handle(
     shared: &Shared,
     uri: &Uri,
@@ -237,6 +322,7 @@ fn handle(
             authorization: header_text(headers, header::AUTHORIZATION.as_str()),
             api_key: header_text(headers, "x-api-key"),
             anthropic_version: header_text(headers, "anthropic-version"),
+            headers: all_headers(headers),
             body: body.clone(),
         });
         let count = inner.requests.len();
