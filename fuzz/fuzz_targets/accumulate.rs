@@ -1,11 +1,12 @@
-//! The server's user-chunk accumulator: one JSON value per input line; objects are pushed as
-//! chunks. It never panics, and the messages it builds are valid stored messages (they survive
-//! a round trip through `Message::list_from_json`).
+//! The server's frame parser and user-chunk accumulator: one frame per input line; the frames
+//! that parse as user chunks are pushed. Neither panics, and the messages built are valid
+//! stored messages (they survive a round trip through `Message::list_from_json`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use oi_core::Message;
-use oi_server::Accumulator;
+use oi_server::frames::parse_client_frame;
+use oi_server::{Accumulator, ClientFrame};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -13,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut acc = Accumulator::new();
     for line in text.lines() {
-        if let Ok(serde_json::Value::Object(chunk)) = serde_json::from_str(line) {
+        if let Ok(ClientFrame::Chunk(chunk)) = parse_client_frame(line) {
             acc.push(&chunk);
         }
     }

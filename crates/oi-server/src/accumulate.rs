@@ -4,14 +4,12 @@
 //! input, `active_line` chunks are ignored.
 
 use oi_core::{Content, Kind, Message, Role};
-use serde_json::{Map, Value};
+
+use crate::frames::UserChunk;
 
 /// Why a user chunk could not be accumulated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AccumulateError {
-    /// The chunk is not a JSON object.
-    #[error("a chunk must be a JSON object, not {0}")]
-    NotAnObject(String),
     /// A field has a value oi does not know.
     #[error("invalid `{field}` in chunk: {reason}")]
     BadField {
@@ -22,14 +20,14 @@ pub enum AccumulateError {
     },
 }
 
-/// One message being built: the JSON keys seen so far.
+/// One message being built: the fields seen so far.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Partial {
-    role: Option<Value>,
-    kind: Option<Value>,
-    format: Option<Value>,
+    role: Option<String>,
+    kind: Option<String>,
+    format: Option<String>,
     content: String,
-    recipient: Option<Value>,
+    recipient: Option<String>,
     /// What this part holds, in bytes (approximately).
     bytes: usize,
 }
@@ -44,25 +42,9 @@ pub struct Accumulator {
 /// Bytes counted for every part besides its text (its place in memory).
 const PART_OVERHEAD: usize = 128;
 
-/// Roughly how many bytes `value` holds in memory.
-fn value_bytes(value: &Value) -> usize {
-    match value {
-        Value::String(text) => text.len() + 24,
-        Value::Array(items) => items.iter().map(value_bytes).sum::<usize>() + 24,
-        Value::Object(map) => map
-            .iter()
-            .map(|(k, v)| k.len() + value_bytes(v) + 32)
-            .sum::<usize>(),
-        _ => 16,
-    }
-}
-
-fn as_text(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
+/// Roughly how many bytes a field holds in memory.
+fn field_bytes(field: &Option<String>) -> usize {
+    field.as_ref().map_or(0, |text| text.len() + 24)
 }
 
 impl Accumulator {
@@ -94,58 +76,56 @@ impl Accumulator {
 
     /// Adds one user chunk (spec c.5 `accumulate`); chunks with neither `start` nor `content`
     /// add nothing.
-    pub fn push(&mut self, chunk: &Map<String, Value>) {
-        if chunk.get("format").and_then(Value::as_str) == Some("active_line") {
+    pub fn push(&mut self, chunk: &UserChunk) {
+        if chunk.format.as_deref() == Some("active_line") {
             return;
         }
-        let kind = chunk.get("type").cloned();
-        let format = chunk.get("format").cloned();
         let differs = |last: &Partial| {
-            last.kind.as_ref().is_some_and(|k| Some(k) != kind.as_ref())
+            last.kind
+                .as_ref()
+                .is_some_and(|k| Some(k) != chunk.kind.as_ref())
                 || last
                     .format
                     .as_ref()
-                    .is_some_and(|f| Some(f) != format.as_ref())
+                    .is_some_and(|f| Some(f) != chunk.format.as_ref())
         };
-        let is_start = chunk.contains_key("start");
-        if let Some(content) = chunk.get("content") {
-            if !is_start {
+        let text = chunk.text();
+        if let Some(text) = &text {
+            if !chunk.start {
                 if let Some(last) = self.parts.last_mut().filter(|last| !differs(last)) {
                     let mut added = 0;
                     if last.kind.is_none() {
-                        added += kind.as_ref().map_or(0, value_bytes);
-                        last.kind = kind;
+                        added += field_bytes(&chunk.kind);
+                        last.kind.clone_from(&chunk.kind);
                     }
                     if last.format.is_none() {
-                        added += format.as_ref().map_or(0, value_bytes);
-                        last.format = format;
+                        added += field_bytes(&chunk.format);
+                        last.format.clone_from(&chunk.format);
                     }
-                    let text = as_text(content);
                     added += text.len();
                     last.bytes += added;
                     self.bytes += added;
-                    last.content.push_str(&text);
+                    last.content.push_str(text);
                     return;
                 }
             }
-        } else if !is_start {
+        } else if !chunk.start {
             // An `end` flag or a stray chunk: nothing to add.
             return;
         }
         let mut part = Partial {
-            role: chunk.get("role").cloned(),
-            kind,
-            format,
-            content: chunk.get("content").map(as_text).unwrap_or_default(),
-            recipient: chunk.get("recipient").cloned(),
+            role: chunk.role.clone(),
+            kind: chunk.kind.clone(),
+            format: chunk.format.clone(),
+            content: text.unwrap_or_default(),
+            recipient: chunk.recipient.clone(),
             bytes: 0,
         };
         part.bytes = PART_OVERHEAD
             + part.content.len()
             + [&part.role, &part.kind, &part.format, &part.recipient]
                 .into_iter()
-                .flatten()
-                .map(value_bytes)
+                .map(field_bytes)
                 .sum::<usize>();
         self.bytes += part.bytes;
         self.parts.push(part);
@@ -160,16 +140,18 @@ impl Accumulator {
     }
 }
 
+/// Reads a field into its LMC type; an unknown name says which field and which values exist.
 fn field<T: serde::de::DeserializeOwned>(
-    value: Option<Value>,
+    value: Option<String>,
     field: &'static str,
 ) -> Result<Option<T>, AccumulateError> {
     value
-        .filter(|v| !v.is_null())
         .map(|v| {
-            serde_json::from_value(v).map_err(|e| AccumulateError::BadField {
-                field,
-                reason: e.to_string(),
+            serde_json::from_value(serde_json::Value::String(v)).map_err(|e| {
+                AccumulateError::BadField {
+                    field,
+                    reason: e.to_string(),
+                }
             })
         })
         .transpose()
@@ -178,12 +160,11 @@ fn field<T: serde::de::DeserializeOwned>(
 fn into_message(part: Partial) -> Result<Message, AccumulateError> {
     let role: Role = field(part.role, "role")?.unwrap_or(Role::User);
     let kind: Kind = field(part.kind, "type")?.unwrap_or(Kind::Message);
-    let format: Option<String> = field(part.format, "format")?;
     let recipient = field(part.recipient, "recipient")?;
     Ok(Message {
         role,
         kind,
-        format,
+        format: part.format,
         content: Content::Text(part.content),
         recipient,
     })
@@ -194,12 +175,16 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    fn chunk(value: Value) -> UserChunk {
+        serde_json::from_value(value).unwrap()
+    }
 
     fn feed(chunks: &[Value]) -> Vec<Message> {
         let mut acc = Accumulator::new();
-        for chunk in chunks {
-            acc.push(chunk.as_object().unwrap());
+        for value in chunks {
+            acc.push(&chunk(value.clone()));
         }
         acc.take().unwrap()
     }
@@ -257,34 +242,22 @@ mod tests {
     #[test]
     fn sizes_are_counted_and_cleared() {
         let mut acc = Accumulator::new();
-        acc.push(json!({"role": "user", "start": true}).as_object().unwrap());
+        acc.push(&chunk(json!({"role": "user", "start": true})));
         let empty = acc.bytes();
         assert!(empty >= PART_OVERHEAD);
         let text = "x".repeat(1000);
-        acc.push(
-            json!({"role": "user", "content": text})
-                .as_object()
-                .unwrap(),
-        );
-        acc.push(
-            json!({"role": "user", "content": text})
-                .as_object()
-                .unwrap(),
-        );
+        acc.push(&chunk(json!({"role": "user", "content": text})));
+        acc.push(&chunk(json!({"role": "user", "content": text})));
         assert_eq!(acc.bytes(), empty + 2000);
-        acc.push(
-            json!({"role": "user", "type": "message", "content": "."})
-                .as_object()
-                .unwrap(),
-        );
+        acc.push(&chunk(
+            json!({"role": "user", "type": "message", "content": "."}),
+        ));
         assert!(acc.bytes() > empty + 2001, "the type counts");
         assert_eq!(acc.last_message_bytes(), acc.bytes());
         let format = "f".repeat(5000);
-        acc.push(
-            json!({"role": "user", "type": "image", "format": format, "content": "a"})
-                .as_object()
-                .unwrap(),
-        );
+        acc.push(&chunk(
+            json!({"role": "user", "type": "image", "format": format, "content": "a"}),
+        ));
         assert!(acc.bytes() > empty + 7000, "a new part, with its fields");
         assert!(acc.last_message_bytes() > 5000 && acc.last_message_bytes() < 6000);
         acc.clear();
@@ -294,11 +267,7 @@ mod tests {
     #[test]
     fn bad_role_is_reported() {
         let mut acc = Accumulator::new();
-        acc.push(
-            json!({"role": "robot", "content": "x"})
-                .as_object()
-                .unwrap(),
-        );
+        acc.push(&chunk(json!({"role": "robot", "content": "x"})));
         assert!(matches!(
             acc.take(),
             Err(AccumulateError::BadField { field: "role", .. })

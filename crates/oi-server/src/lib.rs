@@ -17,7 +17,6 @@
 //! ```
 
 pub mod accumulate;
-pub mod ack;
 pub mod allowed_hosts;
 pub mod async_interpreter;
 pub mod auth;
@@ -27,22 +26,27 @@ pub mod connections;
 pub mod error;
 pub mod exposure;
 pub mod fd_limit;
+pub mod frames;
 pub mod insecure;
 pub mod openai;
 pub mod origin;
+pub mod outbox;
 pub mod routes;
 pub mod run;
 pub mod server;
 pub mod sessions;
 pub mod settings_patch;
 pub mod state;
+mod turns;
 pub mod ws;
 
 pub use accumulate::{AccumulateError, Accumulator};
-pub use async_interpreter::{AsyncInterpreter, InputError, InputLimits, TurnStart};
+pub use async_interpreter::{AsyncInterpreter, InputError, InputLimits};
 pub use config::{ConfigError, InterruptMode, ServerConfig};
+pub use frames::{ClientFrame, FrameError, UserChunk};
 pub use routes::router;
 pub use run::{run, shutdown_signal};
 pub use server::serve;
 pub use sessions::{DEFAULT_SESSION, InterpreterFactory, Session, Sessions};
 pub use state::AppState;
+pub use turns::TurnStart;

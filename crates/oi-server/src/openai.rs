@@ -1,6 +1,7 @@
 //! `POST /openai/chat/completions`: an OpenAI-compatible front for the default session
 //! (spec c.8, fixed). Only the last message is used (the server keeps the history); code
-//! blocks are rendered into the text as fenced blocks; no "." turn is injected.
+//! blocks are rendered into the text as fenced blocks; no "." turn is injected. The request is
+//! read into typed values and the reply written from them: no JSON is inspected in between.
 
 use std::convert::Infallible;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -10,14 +11,14 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use oi_core::{Kind, Message, Role};
-use serde_json::{Value, json};
+use oi_core::{Chunk, Kind, Message, Role};
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::async_interpreter::TurnStart;
-use crate::error::{ApiError, parse_json};
+use crate::error::ApiError;
 use crate::settings_patch::AUTO_RUN_FLAG;
 use crate::state::AppState;
+use crate::turns::TurnStart;
 
 /// What the text shows when code waits for approval (answer "yes" to run it).
 pub const APPROVAL_QUESTION: &str = "Do you want to run this code?";
@@ -37,9 +38,8 @@ impl Renderer {
     }
 
     /// The text `chunk` adds to the reply, if any.
-    pub fn push(&mut self, chunk: &Value) -> Option<String> {
-        let text = self.raw(chunk)?;
-        let text = match text {
+    pub fn push(&mut self, chunk: &Chunk) -> Option<String> {
+        let text = match Self::raw(chunk)? {
             Block::Inline(text) => text,
             Block::OwnLine(text) if self.last.is_some_and(|c| c != '\n') => format!("\n{text}"),
             Block::OwnLine(text) => text,
@@ -51,20 +51,16 @@ impl Renderer {
         Some(text)
     }
 
-    fn raw(&self, chunk: &Value) -> Option<Block> {
-        let kind = chunk.get("type")?.as_str()?;
-        let role = chunk.get("role").and_then(Value::as_str);
-        let flag = |name: &str| chunk.get(name) == Some(&Value::Bool(true));
-        let content = chunk.get("content").and_then(Value::as_str);
-        match (role, kind) {
-            (Some("assistant"), "message") => content.map(|t| Block::Inline(t.to_owned())),
-            (Some("assistant"), "code") if flag("start") => {
-                let format = chunk.get("format").and_then(Value::as_str).unwrap_or("");
+    fn raw(chunk: &Chunk) -> Option<Block> {
+        match (chunk.role, chunk.kind?) {
+            (Role::Assistant, Kind::Message) => chunk.text().map(|t| Block::Inline(t.to_owned())),
+            (Role::Assistant, Kind::Code) if chunk.start => {
+                let format = chunk.format.as_deref().unwrap_or("");
                 Some(Block::OwnLine(format!("```{format}\n")))
             }
-            (Some("assistant"), "code") if flag("end") => Some(Block::OwnLine("```\n".to_owned())),
-            (Some("assistant"), "code") => content.map(|t| Block::Inline(t.to_owned())),
-            (Some("computer"), "confirmation") => {
+            (Role::Assistant, Kind::Code) if chunk.end => Some(Block::OwnLine("```\n".to_owned())),
+            (Role::Assistant, Kind::Code) => chunk.text().map(|t| Block::Inline(t.to_owned())),
+            (Role::Computer, Kind::Confirmation) => {
                 Some(Block::OwnLine(APPROVAL_QUESTION.to_owned()))
             }
             _ => None,
@@ -93,29 +89,77 @@ fn completion_id() -> String {
     format!("chatcmpl-{nanos:x}")
 }
 
-/// The user messages of an OpenAI `content` (a string or a list of parts).
-fn user_messages(content: &Value) -> Result<Vec<Message>, ApiError> {
-    match content {
-        Value::String(text) => Ok(vec![Message::user(text.clone())]),
-        Value::Array(parts) => parts.iter().map(part_message).collect(),
-        other => Err(ApiError::bad_request(format!(
-            "message content must be a string or a list of parts, not {other}"
-        ))),
+/// The request body (the fields oi reads; others, like `temperature`, are accepted and
+/// ignored).
+#[derive(Debug, Deserialize)]
+struct ChatRequest {
+    #[serde(default = "default_model")]
+    model: String,
+    messages: Vec<ChatMessage>,
+    #[serde(default)]
+    stream: Option<bool>,
+}
+
+fn default_model() -> String {
+    "open-interpreter".to_owned()
+}
+
+#[derive(Debug, Deserialize)]
+struct ChatMessage {
+    role: String,
+    #[serde(default)]
+    content: Option<ChatContent>,
+}
+
+/// A message's content: a string or a list of parts.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ChatContent {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentPart {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ImageUrl {
+        image_url: ImageUrl,
+    },
+}
+
+/// `image_url` as an object `{"url": …}` or a plain string.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ImageUrl {
+    Object { url: String },
+    Url(String),
+}
+
+impl ImageUrl {
+    fn url(&self) -> &str {
+        match self {
+            ImageUrl::Object { url } | ImageUrl::Url(url) => url,
+        }
     }
 }
 
-fn part_message(part: &Value) -> Result<Message, ApiError> {
-    match part.get("type").and_then(Value::as_str) {
-        Some("text") => Ok(Message::user(
-            part.get("text").and_then(Value::as_str).unwrap_or_default(),
-        )),
-        Some("image_url") => {
-            let url = part
-                .pointer("/image_url/url")
-                .or_else(|| part.get("image_url"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let (head, data) = url.split_once("base64,").ok_or_else(|| {
+/// The user messages of an OpenAI `content`.
+fn user_messages(content: &ChatContent) -> Result<Vec<Message>, ApiError> {
+    match content {
+        ChatContent::Text(text) => Ok(vec![Message::user(text.clone())]),
+        ChatContent::Parts(parts) => parts.iter().map(part_message).collect(),
+    }
+}
+
+fn part_message(part: &ContentPart) -> Result<Message, ApiError> {
+    match part {
+        ContentPart::Text { text } => Ok(Message::user(text.clone())),
+        ContentPart::ImageUrl { image_url } => {
+            let (head, data) = image_url.url().split_once("base64,").ok_or_else(|| {
                 ApiError::bad_request(
                     "Image must be in the format: \"data:image/jpeg;base64,{base64_image}\"",
                 )
@@ -128,9 +172,6 @@ fn part_message(part: &Value) -> Result<Message, ApiError> {
             Ok(Message::new(Role::User, Kind::Image, data.to_owned())
                 .with_format(format!("base64.{subtype}")))
         }
-        other => Err(ApiError::bad_request(format!(
-            "unsupported content part type {other:?}: use \"text\" or \"image_url\""
-        ))),
     }
 }
 
@@ -151,36 +192,38 @@ pub async fn chat_completions(State(state): State<AppState>, body: Bytes) -> Res
     }
 }
 
+fn read_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "not a chat-completions request: {e}; send {{\"model\": …, \"messages\": [{{\"role\": \"user\", \"content\": …}}]}}"
+        ))
+    })
+}
+
 async fn handle(state: AppState, body: Bytes) -> Result<Response, ApiError> {
-    let request = parse_json(&body)?;
+    let request = read_request(&body)?;
     let last = request
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|m| m.last())
+        .messages
+        .last()
         .ok_or_else(|| ApiError::bad_request("`messages` must be a non-empty list"))?;
-    if last.get("role").and_then(Value::as_str) != Some("user") {
+    if last.role != "user" {
         return Err(ApiError::bad_request(
             "the last message must have role \"user\"",
         ));
     }
-    let content = last.get("content").cloned().unwrap_or(Value::Null);
-    let stream = request
-        .get("stream")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let model = request
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or("open-interpreter")
-        .to_owned();
+    let content = last
+        .content
+        .as_ref()
+        .ok_or_else(|| ApiError::bad_request("the last message has no `content`"))?;
     let session = state.sessions.default_session();
     let interpreter = session.interpreter();
     let oi = interpreter.interpreter();
-    if let Some(text) = content.as_str() {
+    if let ChatContent::Text(text) = content {
+        let null = || Json(serde_json::Value::Null).into_response();
         match text.trim() {
             "{STOP}" => {
                 interpreter.stop().await;
-                return Ok(Json(Value::Null).into_response());
+                return Ok(null());
             }
             "{AUTO_RUN_ON}" => {
                 if !state.config.allow_network_auto_run {
@@ -189,62 +232,124 @@ async fn handle(state: AppState, body: Bytes) -> Result<Response, ApiError> {
                     )));
                 }
                 oi.settings_mut().auto_run = true;
-                return Ok(Json(Value::Null).into_response());
+                return Ok(null());
             }
             "{AUTO_RUN_OFF}" => {
                 oi.settings_mut().auto_run = false;
-                return Ok(Json(Value::Null).into_response());
+                return Ok(null());
             }
             "{CONTEXT_MODE_ON}"
             | "{CONTEXT_MODE_OFF}"
             | "{REQUIRE_START_ON}"
-            | "{REQUIRE_START_OFF}" => return Ok(Json(Value::Null).into_response()),
+            | "{REQUIRE_START_OFF}" => return Ok(null()),
             _ => {}
         }
     }
     let pending_code = oi
-        .messages()
+        .messages_mut()
         .last()
         .is_some_and(|m| m.role == Role::Assistant && m.kind == Kind::Code);
-    let start = if pending_code && content.as_str().is_some_and(is_yes) {
-        TurnStart::Go
-    } else {
-        TurnStart::Chat(user_messages(&content)?)
+    let start = match content {
+        ChatContent::Text(text) if pending_code && is_yes(text) => TurnStart::Go,
+        content => TurnStart::Chat(user_messages(content)?),
     };
     let chunks = interpreter.run_separately(start).await;
-    let id = completion_id();
-    let created = now_secs();
-    if stream {
-        Ok(sse_response(chunks, id, created, model))
+    let reply = Reply {
+        id: completion_id(),
+        created: now_secs(),
+        model: request.model,
+    };
+    if request.stream.unwrap_or(false) {
+        Ok(sse_response(chunks, reply))
     } else {
-        complete_response(chunks, id, created, model).await
+        complete_response(chunks, reply).await
     }
 }
 
-fn chunk_event(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>) -> Bytes {
-    let event = json!({
-        "id": id,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    });
-    Bytes::from(format!("data: {event}\n\n"))
-}
-
-fn sse_response(
-    mut chunks: mpsc::UnboundedReceiver<Value>,
+/// What every event of one reply shares.
+struct Reply {
     id: String,
     created: u64,
     model: String,
-) -> Response {
+}
+
+#[derive(Serialize)]
+struct Delta<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct StreamChoice<'a> {
+    index: u32,
+    delta: Delta<'a>,
+    finish_reason: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct StreamEvent<'a> {
+    id: &'a str,
+    object: &'static str,
+    created: u64,
+    model: &'a str,
+    choices: [StreamChoice<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct StreamError<'a> {
+    error: ErrorBody<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    message: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+fn sse(value: &impl Serialize) -> Bytes {
+    let json = serde_json::to_string(value).unwrap_or_else(|_| "{}".to_owned());
+    Bytes::from(format!("data: {json}\n\n"))
+}
+
+impl Reply {
+    fn event(&self, delta: Delta<'_>, finish_reason: Option<&'static str>) -> Bytes {
+        sse(&StreamEvent {
+            id: &self.id,
+            object: "chat.completion.chunk",
+            created: self.created,
+            model: &self.model,
+            choices: [StreamChoice {
+                index: 0,
+                delta,
+                finish_reason,
+            }],
+        })
+    }
+}
+
+/// Whether `chunk` ends the reply (`complete`), or is an error, or neither.
+fn server_status(chunk: &Chunk) -> Option<Result<(), &str>> {
+    if chunk.role != Role::Server {
+        return None;
+    }
+    match chunk.kind {
+        Some(Kind::Status) => Some(Ok(())),
+        Some(Kind::Error) => Some(Err(chunk.text().unwrap_or(""))),
+        _ => None,
+    }
+}
+
+fn sse_response(mut chunks: mpsc::UnboundedReceiver<Chunk>, reply: Reply) -> Response {
     let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
     tokio::spawn(async move {
-        let first = chunk_event(
-            &id,
-            created,
-            &model,
-            json!({"role": "assistant", "content": ""}),
+        let first = reply.event(
+            Delta {
+                role: Some("assistant"),
+                content: Some(""),
+            },
             None,
         );
         if tx.send(first).is_err() {
@@ -252,26 +357,38 @@ fn sse_response(
         }
         let mut renderer = Renderer::new();
         while let Some(chunk) = chunks.recv().await {
-            let event = if chunk.get("role").and_then(Value::as_str) == Some("server") {
-                match chunk.get("type").and_then(Value::as_str) {
-                    Some("status") => break,
-                    _ => {
-                        let message = chunk.get("content").cloned().unwrap_or(Value::Null);
-                        let error = json!({"error": {"message": message, "type": "server_error"}});
-                        Bytes::from(format!("data: {error}\n\n"))
-                    }
-                }
-            } else if let Some(text) = renderer.push(&chunk) {
-                chunk_event(&id, created, &model, json!({ "content": text }), None)
-            } else {
-                continue;
+            let event = match server_status(&chunk) {
+                Some(Ok(())) => break,
+                Some(Err(message)) => sse(&StreamError {
+                    error: ErrorBody {
+                        message,
+                        kind: "server_error",
+                    },
+                }),
+                None => match renderer.push(&chunk) {
+                    Some(text) => reply.event(
+                        Delta {
+                            role: None,
+                            content: Some(&text),
+                        },
+                        None,
+                    ),
+                    None => continue,
+                },
             };
             if tx.send(event).is_err() {
                 // The client went away: dropping `chunks` stops the turn.
                 return;
             }
         }
-        let _ = tx.send(chunk_event(&id, created, &model, json!({}), Some("stop")));
+        let last = reply.event(
+            Delta {
+                role: None,
+                content: None,
+            },
+            Some("stop"),
+        );
+        let _ = tx.send(last);
         let _ = tx.send(Bytes::from_static(b"data: [DONE]\n\n"));
     });
     let body = futures::stream::unfold(rx, |mut rx| async move {
@@ -289,45 +406,72 @@ fn sse_response(
         .into_response()
 }
 
-async fn complete_response(
-    mut chunks: mpsc::UnboundedReceiver<Value>,
-    id: String,
+#[derive(Serialize)]
+struct Completion<'a> {
+    id: &'a str,
+    object: &'static str,
     created: u64,
-    model: String,
+    model: &'a str,
+    choices: [CompletionChoice<'a>; 1],
+    usage: Usage,
+}
+
+#[derive(Serialize)]
+struct CompletionChoice<'a> {
+    index: u32,
+    message: CompletionMessage<'a>,
+    finish_reason: &'static str,
+}
+
+#[derive(Serialize)]
+struct CompletionMessage<'a> {
+    role: &'static str,
+    content: &'a str,
+}
+
+#[derive(Serialize, Default)]
+struct Usage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    total_tokens: u64,
+}
+
+async fn complete_response(
+    mut chunks: mpsc::UnboundedReceiver<Chunk>,
+    reply: Reply,
 ) -> Result<Response, ApiError> {
     let mut text = String::new();
     let mut renderer = Renderer::new();
     let mut error = None;
     while let Some(chunk) = chunks.recv().await {
-        if chunk.get("role").and_then(Value::as_str) == Some("server") {
-            if chunk.get("type").and_then(Value::as_str) == Some("status") {
-                break;
+        match server_status(&chunk) {
+            Some(Ok(())) => break,
+            Some(Err(message)) => error = Some(message.to_owned()),
+            None => {
+                if let Some(piece) = renderer.push(&chunk) {
+                    text.push_str(&piece);
+                }
             }
-            error = chunk
-                .get("content")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            continue;
-        }
-        if let Some(piece) = renderer.push(&chunk) {
-            text.push_str(&piece);
         }
     }
     if let (Some(error), true) = (&error, text.is_empty()) {
         return Err(ApiError::new(StatusCode::BAD_GATEWAY, error.clone()));
     }
-    Ok(Json(json!({
-        "id": id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": text},
-            "finish_reason": "stop",
+    Ok(Json(Completion {
+        id: &reply.id,
+        object: "chat.completion",
+        created: reply.created,
+        model: &reply.model,
+        choices: [CompletionChoice {
+            index: 0,
+            message: CompletionMessage {
+                role: "assistant",
+                content: &text,
+            },
+            finish_reason: "stop",
         }],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-    }))
+        usage: Usage::default(),
+    })
     .into_response())
 }
 
@@ -340,12 +484,12 @@ mod tests {
     #[test]
     fn renders_code_as_fenced_blocks() {
         let chunks = [
-            json!({"role": "assistant", "type": "message", "start": true}),
-            json!({"role": "assistant", "type": "message", "content": "Sure."}),
-            json!({"role": "assistant", "type": "code", "format": "python", "start": true}),
-            json!({"role": "assistant", "type": "code", "format": "python", "content": "print(1)"}),
-            json!({"role": "assistant", "type": "code", "format": "python", "end": true}),
-            json!({"role": "computer", "type": "console", "format": "output", "content": "1\n"}),
+            Chunk::flag(Role::Assistant, Kind::Message, None, false),
+            Chunk::assistant_message("Sure."),
+            Chunk::flag(Role::Assistant, Kind::Code, Some("python"), false),
+            Chunk::assistant_code("python", "print(1)"),
+            Chunk::flag(Role::Assistant, Kind::Code, Some("python"), true),
+            Chunk::console_output("1\n"),
         ];
         let mut renderer = Renderer::new();
         let text: String = chunks.iter().filter_map(|c| renderer.push(c)).collect();
@@ -359,16 +503,20 @@ mod tests {
 
     #[test]
     fn image_parts() {
-        let messages = user_messages(&json!([
-            {"type": "text", "text": "look"},
-            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,AAAA"}},
-        ]))
+        let request = read_request(
+            br#"{"messages": [{"role": "user", "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,AAAA"}}
+            ]}]}"#,
+        )
         .unwrap();
+        let messages = user_messages(request.messages[0].content.as_ref().unwrap()).unwrap();
         assert_eq!(messages[0], Message::user("look"));
         assert_eq!(messages[1].format.as_deref(), Some("base64.jpeg"));
-        assert!(
-            user_messages(&json!([{"type": "image_url", "image_url": {"url": "http://x"}}]))
-                .is_err()
-        );
+        let url_only = read_request(
+            br#"{"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "http://x"}]}]}"#,
+        )
+        .unwrap();
+        assert!(user_messages(url_only.messages[0].content.as_ref().unwrap()).is_err());
     }
 }

@@ -11,9 +11,9 @@ use serde::Serialize;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::ack::Outbox;
 use crate::async_interpreter::AsyncInterpreter;
 use crate::config::ServerConfig;
+use crate::outbox::Outbox;
 
 /// The id of the session behind `/`.
 pub const DEFAULT_SESSION: &str = "default";

@@ -1,6 +1,11 @@
 //! One WebSocket connection to a session: in-band auth, then chunks in (to the session's
 //! [`AsyncInterpreter`](crate::AsyncInterpreter)) and chunks out (through its outbox, with ids
-//! and acks in acknowledge mode), both at once.
+//! and acks in acknowledge mode).
+//!
+//! The reader and the writer are independent tasks: the reader takes every frame as it comes
+//! (acks, auth, `stop`, close) whatever the turn or the writer is doing, and never waits for a
+//! turn; a client's close frame is answered at once. The writer sends the session's output.
+//! JSON is read and written only here and in [`crate::frames`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,12 +13,13 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
-use serde_json::{Value, json};
+use oi_core::Chunk;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::async_interpreter::{complete_json, error_json};
+use crate::frames::{ClientFrame, auth_text, parse_client_frame};
+use crate::outbox::Frame;
 use crate::sessions::{AttachGuard, Attachment, CloseReason, Session};
 use crate::state::AppState;
 
@@ -21,6 +27,8 @@ use crate::state::AppState;
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client that must authenticate has to send its auth frame.
 const AUTH_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the closing handshake may take once the server closes or answers a close.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Close code for a bad or missing key.
 pub const CLOSE_POLICY: u16 = 1008;
@@ -37,8 +45,12 @@ const TAKEOVER_DRAIN: Duration = Duration::from_millis(250);
 
 type Sink = SplitSink<WebSocket, Message>;
 
-fn text(value: &Value) -> Message {
-    Message::Text(Utf8Bytes::from(value.to_string()))
+/// What the reader asks the writer to send.
+enum Control {
+    /// A reply to the client (e.g. `{"auth": true}`).
+    Text(Utf8Bytes),
+    /// The client sent a close frame: answer it and end.
+    CloseReply,
 }
 
 fn close(code: u16, reason: &str) -> Message {
@@ -53,6 +65,10 @@ async fn send(sink: &mut Sink, message: Message) -> bool {
         tokio::time::timeout(SEND_TIMEOUT, sink.send(message)).await,
         Ok(Ok(()))
     )
+}
+
+async fn send_frame(sink: &mut Sink, frame: &Frame) -> bool {
+    send(sink, Message::Text(frame.text.clone())).await
 }
 
 /// Whether a connection must authenticate in-band before it may attach to its session.
@@ -80,24 +96,27 @@ pub async fn serve_socket(
     };
     let attachment = guard.attachment().clone();
     let (sink, stream) = socket.split();
-    let (direct_tx, direct_rx) = mpsc::unbounded_channel();
+    let (control_tx, control_rx) = mpsc::unbounded_channel();
     let reader_done = CancellationToken::new();
-    let sender = tokio::spawn(send_loop(
+    let writer = tokio::spawn(write_loop(
         sink,
-        direct_rx,
+        control_rx,
         session.clone(),
         attachment.clone(),
         state.clone(),
         reader_done.clone(),
     ));
-    receive_loop(stream, &direct_tx, &session, &attachment, &state).await;
+    let client_closed = read_loop(stream, &control_tx, &session, &attachment, &state).await;
     reader_done.cancel();
     if session.is_attached(&attachment) {
         // Input this connection started and never ended would otherwise stay in memory.
         session.interpreter().discard_pending().await;
     }
+    if client_closed {
+        let _ = control_tx.send(Control::CloseReply);
+    }
     attachment.token.cancel();
-    let _ = sender.await;
+    let _ = writer.await;
     drop(guard);
 }
 
@@ -105,16 +124,17 @@ pub async fn serve_socket(
 async fn authenticate(socket: &mut WebSocket, state: &AppState) -> bool {
     let first = tokio::time::timeout(AUTH_TIMEOUT, socket.recv()).await;
     let key = match first {
-        Ok(Some(Ok(Message::Text(frame)))) => serde_json::from_str::<Value>(frame.as_str())
-            .ok()
-            .and_then(|v| v.get("auth").cloned()),
+        Ok(Some(Ok(Message::Text(frame)))) => match parse_client_frame(frame.as_str()) {
+            Ok(ClientFrame::Auth(key)) => Some(key),
+            _ => None,
+        },
         _ => None,
     };
     let ok = key
         .as_ref()
-        .and_then(Value::as_str)
+        .and_then(Option::as_deref)
         .is_some_and(|k| state.config.key_ok(Some(k)));
-    let _ = socket.send(text(&json!({ "auth": ok }))).await;
+    let _ = socket.send(Message::Text(auth_text(ok).into())).await;
     if !ok {
         let reason = if key.is_some() {
             "Authentication failed"
@@ -126,35 +146,29 @@ async fn authenticate(socket: &mut WebSocket, state: &AppState) -> bool {
     ok
 }
 
-async fn receive_loop(
+/// Reads frames until the connection ends; true when the client sent a close frame.
+async fn read_loop(
     mut stream: SplitStream<WebSocket>,
-    direct: &mpsc::UnboundedSender<Value>,
+    control: &mpsc::UnboundedSender<Control>,
     session: &Session,
     attachment: &Attachment,
     state: &AppState,
-) {
-    let interpreter = session.interpreter();
+) -> bool {
     loop {
         let frame = tokio::select! {
             () = attachment.token.cancelled() => {
                 drain_acks(&mut stream, session).await;
-                return;
+                return false;
             }
-            () = state.shutdown.cancelled() => return,
+            () = state.shutdown.cancelled() => return false,
             frame = stream.next() => frame,
         };
         let Some(Ok(frame)) = frame else {
-            return;
+            return false;
         };
         session.touch();
-        let value = match frame {
-            Message::Text(text) => match serde_json::from_str::<Value>(text.as_str()) {
-                Ok(value) => value,
-                Err(e) => {
-                    report(session, format!("malformed JSON frame: {e}")).await;
-                    continue;
-                }
-            },
+        let text = match frame {
+            Message::Text(text) => text,
             Message::Binary(_) => {
                 report(
                     session,
@@ -163,23 +177,26 @@ async fn receive_loop(
                 .await;
                 continue;
             }
-            Message::Close(_) => return,
+            Message::Close(_) => return true,
             Message::Ping(_) | Message::Pong(_) => continue,
         };
-        if let Some(id) = value.get("ack") {
-            if let Some(id) = id.as_str() {
-                session.outbox().ack(id);
+        match parse_client_frame(text.as_str()) {
+            Ok(ClientFrame::Ack(id)) => {
+                if let Some(id) = id {
+                    session.outbox().ack(&id);
+                }
             }
-            continue;
-        }
-        if let Some(key) = value.get("auth") {
-            let ok = !state.config.ws_auth_required()
-                || key.as_str().is_some_and(|k| state.config.key_ok(Some(k)));
-            let _ = direct.send(json!({ "auth": ok }));
-            continue;
-        }
-        if let Err(e) = interpreter.input(&value).await {
-            report(session, e.to_string()).await;
+            Ok(ClientFrame::Auth(key)) => {
+                let ok = !state.config.ws_auth_required()
+                    || key.as_deref().is_some_and(|k| state.config.key_ok(Some(k)));
+                let _ = control.send(Control::Text(auth_text(ok).into()));
+            }
+            Ok(ClientFrame::Chunk(chunk)) => {
+                if let Err(e) = session.interpreter().input_chunk(&chunk).await {
+                    report(session, e.to_string()).await;
+                }
+            }
+            Err(e) => report(session, e.to_string()).await,
         }
     }
 }
@@ -192,10 +209,7 @@ async fn drain_acks(stream: &mut SplitStream<WebSocket>, session: &Session) {
         let Message::Text(text) = frame else {
             continue;
         };
-        let ack = serde_json::from_str::<Value>(text.as_str())
-            .ok()
-            .and_then(|v| v.get("ack").and_then(Value::as_str).map(str::to_owned));
-        if let Some(id) = ack {
+        if let Ok(ClientFrame::Ack(Some(id))) = parse_client_frame(text.as_str()) {
             session.outbox().ack(&id);
         }
     }
@@ -205,44 +219,50 @@ async fn drain_acks(stream: &mut SplitStream<WebSocket>, session: &Session) {
 /// of its request learns it failed; a running turn is not cut short).
 async fn report(session: &Session, message: impl Into<String>) {
     let interpreter = session.interpreter();
-    interpreter.emit(error_json(message));
+    interpreter.emit(Chunk::server_error(message));
     if !interpreter.is_running().await {
-        interpreter.emit(complete_json());
+        interpreter.emit(Chunk::complete());
     }
 }
 
-async fn send_loop(
+async fn write_loop(
     mut sink: Sink,
-    mut direct: mpsc::UnboundedReceiver<Value>,
+    mut control: mpsc::UnboundedReceiver<Control>,
     session: Arc<Session>,
     attachment: Attachment,
     state: AppState,
     reader_done: CancellationToken,
 ) {
-    // A connection that took over waits for the previous one's sender to finish.
+    // A connection that took over waits for the previous one's writer to finish.
     let guard = tokio::select! {
         guard = session.sender_lock.lock() => Some(guard),
         () = attachment.token.cancelled() => None,
         () = state.shutdown.cancelled() => None,
     };
-    if guard.is_some() {
-        pump(&mut sink, &mut direct, &session, &attachment, &state).await;
-    }
-    let farewell = if state.shutdown.is_cancelled() {
-        Some(close(CLOSE_GOING_AWAY, "server shutting down"))
-    } else {
-        match attachment.reason() {
+    let end = match guard {
+        Some(_) => pump(&mut sink, &mut control, &session, &attachment, &state).await,
+        None => Ending::Quietly,
+    };
+    let farewell = match end {
+        Ending::ClientClosed => None,
+        Ending::Quietly if state.shutdown.is_cancelled() => {
+            Some(close(CLOSE_GOING_AWAY, "server shutting down"))
+        }
+        Ending::Quietly => match attachment.reason() {
             Some(CloseReason::TakenOver) => Some(close(
                 CLOSE_TAKEN_OVER,
                 "another connection took over this session",
             )),
             Some(CloseReason::SessionEnded) => Some(close(CLOSE_SESSION_ENDED, "session ended")),
             None => None,
-        }
+        },
     };
     if let Some(farewell) = farewell {
-        let _ = send(&mut sink, farewell).await;
+        let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(farewell)).await;
     }
+    // Flushes what the WebSocket library queued: the answer to a client's close frame, or
+    // the close frame it wrote for a protocol error (1009 too big, 1007 not UTF-8).
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.flush()).await;
     attachment.token.cancel();
     // The newcomer replays once this connection's reader has taken in the acks its client
     // already sent (bounded: a vanished client's socket may never say more).
@@ -250,22 +270,30 @@ async fn send_loop(
     drop(guard);
 }
 
-/// Sends until the connection ends: first what the outbox must replay, then direct replies,
-/// new output, and overdue resends.
+/// Why the writer stopped.
+enum Ending {
+    /// The client closed: its close frame is answered, nothing else is sent.
+    ClientClosed,
+    /// Taken over, shut down, the session ended, or the socket failed.
+    Quietly,
+}
+
+/// Sends until the connection ends: first what the outbox must replay, then replies to the
+/// reader, new output, and overdue resends.
 async fn pump(
     sink: &mut Sink,
-    direct: &mut mpsc::UnboundedReceiver<Value>,
+    control: &mut mpsc::UnboundedReceiver<Control>,
     session: &Session,
     attachment: &Attachment,
     state: &AppState,
-) {
+) -> Ending {
     let outbox = session.outbox();
-    for chunk in outbox.replay() {
-        if !send(sink, text(&chunk)).await {
-            outbox.failed(chunk);
-            return;
+    for frame in outbox.replay() {
+        if !send_frame(sink, &frame).await {
+            outbox.failed(frame);
+            return Ending::Quietly;
         }
-        outbox.sent(&chunk);
+        outbox.sent(&frame);
     }
     let interpreter = session.interpreter();
     loop {
@@ -278,31 +306,34 @@ async fn pump(
         };
         tokio::select! {
             biased;
-            () = attachment.token.cancelled() => return,
-            () = state.shutdown.cancelled() => return,
-            reply = direct.recv() => {
-                let Some(reply) = reply else { return };
-                if !send(sink, text(&reply)).await {
-                    return;
-                }
-            }
-            () = resend => {
-                for chunk in outbox.overdue(Instant::now()) {
-                    if !send(sink, text(&chunk)).await {
-                        return;
+            message = control.recv() => match message {
+                Some(Control::Text(text)) => {
+                    if !send(sink, Message::Text(text)).await {
+                        return Ending::Quietly;
                     }
-                    outbox.sent(&chunk);
+                }
+                Some(Control::CloseReply) => return Ending::ClientClosed,
+                None => return Ending::Quietly,
+            },
+            () = attachment.token.cancelled() => return Ending::Quietly,
+            () = state.shutdown.cancelled() => return Ending::Quietly,
+            () = resend => {
+                for frame in outbox.overdue(Instant::now()) {
+                    if !send_frame(sink, &frame).await {
+                        return Ending::Quietly;
+                    }
+                    outbox.sent(&frame);
                 }
             }
             chunk = interpreter.output() => {
-                let Some(chunk) = chunk else { return };
-                let chunk = outbox.prepare(chunk);
+                let Some(chunk) = chunk else { return Ending::Quietly };
+                let frame = outbox.prepare(&chunk);
                 session.touch();
-                if !send(sink, text(&chunk)).await {
-                    outbox.failed(chunk);
-                    return;
+                if !send_frame(sink, &frame).await {
+                    outbox.failed(frame);
+                    return Ending::Quietly;
                 }
-                outbox.sent(&chunk);
+                outbox.sent(&frame);
             }
         }
     }

@@ -1,4 +1,5 @@
-//! The outbox of a session: what was sent, what must be sent again (spec c.6, fixed).
+//! The outbox of a session: each outgoing chunk written once as text, what was sent, what
+//! must be sent again (spec c.6, fixed).
 //!
 //! In acknowledge mode every outgoing chunk gets its own `id` and stays in the outbox until the
 //! client sends `{"ack": id}`: chunks not acked within the timeout are sent again with the same
@@ -10,21 +11,35 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use axum::extract::ws::Utf8Bytes;
+use oi_core::Chunk;
 use tokio::time::Instant;
+
+use crate::frames::chunk_text;
+
+/// A chunk ready for the socket: its text (with its `id` in acknowledge mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// Its sequence number in acknowledge mode.
+    seq: Option<u64>,
+    /// The JSON text sent.
+    pub text: Utf8Bytes,
+}
 
 #[derive(Debug)]
 struct Pending {
-    id: String,
-    chunk: Value,
+    seq: u64,
+    frame: Frame,
     sent_at: Option<Instant>,
 }
 
 #[derive(Debug, Default)]
 struct State {
+    /// Acknowledge mode: sent or not, not yet acked, in order of `seq`.
     unacked: VecDeque<Pending>,
-    unsent: VecDeque<Value>,
-    next_id: u64,
+    /// Without acknowledge mode: frames whose send failed.
+    unsent: VecDeque<Frame>,
+    next_seq: u64,
 }
 
 /// The outbox of one session.
@@ -63,70 +78,86 @@ impl Outbox {
         self.acknowledge
     }
 
-    /// Registers a chunk about to be sent; in acknowledge mode it gets a fresh `id` and is kept
-    /// until acked. Returns the chunk to send.
-    pub fn prepare(&self, mut chunk: Value) -> Value {
+    /// Writes `chunk` for the socket; in acknowledge mode it gets a fresh `id` and is kept
+    /// until acked.
+    pub fn prepare(&self, chunk: &Chunk) -> Frame {
         if !self.acknowledge {
-            return chunk;
+            return Frame {
+                seq: None,
+                text: Utf8Bytes::from(chunk_text(chunk, None)),
+            };
         }
         let mut state = self.state();
-        state.next_id += 1;
-        let id = format!("{}-{}", self.prefix, state.next_id);
-        if let Some(object) = chunk.as_object_mut() {
-            object.insert("id".to_owned(), Value::String(id.clone()));
-        }
+        state.next_seq += 1;
+        let seq = state.next_seq;
+        let id = format!("{}-{seq}", self.prefix);
+        let frame = Frame {
+            seq: Some(seq),
+            text: Utf8Bytes::from(chunk_text(chunk, Some(&id))),
+        };
         state.unacked.push_back(Pending {
-            id,
-            chunk: chunk.clone(),
+            seq,
+            frame: frame.clone(),
             sent_at: None,
         });
-        chunk
+        frame
     }
 
-    /// Records that `chunk` went out now (starts its ack timer).
-    pub fn sent(&self, chunk: &Value) {
-        let Some(id) = chunk.get("id").and_then(Value::as_str) else {
-            return;
-        };
+    fn position(state: &State, seq: u64) -> Option<usize> {
+        state.unacked.binary_search_by_key(&seq, |p| p.seq).ok()
+    }
+
+    /// Records that `frame` went out now (starts its ack timer).
+    pub fn sent(&self, frame: &Frame) {
+        let Some(seq) = frame.seq else { return };
         let now = Instant::now();
-        if let Some(pending) = self.state().unacked.iter_mut().find(|p| p.id == id) {
-            pending.sent_at = Some(now);
+        let mut state = self.state();
+        if let Some(i) = Self::position(&state, seq) {
+            state.unacked[i].sent_at = Some(now);
         }
     }
 
-    /// Records that sending `chunk` failed: it goes to the next connection.
-    pub fn failed(&self, chunk: Value) {
+    /// Records that sending `frame` failed: it goes to the next connection.
+    pub fn failed(&self, frame: Frame) {
         if !self.acknowledge {
-            self.state().unsent.push_back(chunk);
+            self.state().unsent.push_back(frame);
         }
     }
 
     /// The client acknowledged `id`. Returns whether it was waiting.
     pub fn ack(&self, id: &str) -> bool {
+        let Some(seq) = id
+            .strip_prefix(self.prefix.as_str())
+            .and_then(|rest| rest.strip_prefix('-'))
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            return false;
+        };
         let mut state = self.state();
-        let before = state.unacked.len();
-        state.unacked.retain(|p| p.id != id);
-        state.unacked.len() != before
+        match Self::position(&state, seq) {
+            Some(i) => state.unacked.remove(i).is_some(),
+            None => false,
+        }
     }
 
     /// What a new connection must receive first, in order: every chunk not yet acked (or, without
     /// acknowledge mode, every chunk whose send failed).
-    pub fn replay(&self) -> Vec<Value> {
+    pub fn replay(&self) -> Vec<Frame> {
         let mut state = self.state();
         if self.acknowledge {
-            state.unacked.iter().map(|p| p.chunk.clone()).collect()
+            state.unacked.iter().map(|p| p.frame.clone()).collect()
         } else {
             state.unsent.drain(..).collect()
         }
     }
 
     /// The chunks whose ack is overdue at `now`, in order.
-    pub fn overdue(&self, now: Instant) -> Vec<Value> {
+    pub fn overdue(&self, now: Instant) -> Vec<Frame> {
         self.state()
             .unacked
             .iter()
             .filter(|p| p.sent_at.is_some_and(|at| at + self.timeout <= now))
-            .map(|p| p.chunk.clone())
+            .map(|p| p.frame.clone())
             .collect()
     }
 
@@ -151,24 +182,29 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use serde_json::json;
+
+    fn id(frame: &Frame) -> String {
+        let value: serde_json::Value = serde_json::from_str(frame.text.as_str()).unwrap();
+        value["id"].as_str().unwrap().to_owned()
+    }
 
     #[test]
     fn ids_are_unique_and_acks_remove() {
         let outbox = Outbox::new(true, Duration::from_millis(10), "s");
-        let a = outbox.prepare(json!({"content": "complete"}));
-        let b = outbox.prepare(json!({"content": "complete"}));
-        assert_ne!(a["id"], b["id"]);
+        let a = outbox.prepare(&Chunk::complete());
+        let b = outbox.prepare(&Chunk::complete());
+        assert_ne!(id(&a), id(&b));
         assert_eq!(outbox.replay(), vec![a.clone(), b.clone()]);
-        assert!(outbox.ack(a["id"].as_str().unwrap()));
-        assert!(!outbox.ack(a["id"].as_str().unwrap()));
+        assert!(outbox.ack(&id(&a)));
+        assert!(!outbox.ack(&id(&a)));
+        assert!(!outbox.ack("someone-else-1"));
         assert_eq!(outbox.replay(), vec![b]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn overdue_after_timeout() {
         let outbox = Outbox::new(true, Duration::from_millis(100), "s");
-        let a = outbox.prepare(json!({"x": 1}));
+        let a = outbox.prepare(&Chunk::complete());
         assert!(outbox.next_deadline().is_none());
         outbox.sent(&a);
         assert!(outbox.overdue(Instant::now()).is_empty());
@@ -179,8 +215,8 @@ mod tests {
     #[test]
     fn without_acks_only_failures_are_kept() {
         let outbox = Outbox::new(false, Duration::from_millis(10), "s");
-        let a = outbox.prepare(json!({"x": 1}));
-        assert!(a.get("id").is_none());
+        let a = outbox.prepare(&Chunk::complete());
+        assert_eq!(a.text.as_str(), Chunk::complete().to_json());
         outbox.failed(a.clone());
         assert_eq!(outbox.replay(), vec![a]);
         assert!(outbox.replay().is_empty());
