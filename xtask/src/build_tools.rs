@@ -298,15 +298,12 @@ fn shown(line: &str, last_percent: &mut Option<u32>) -> Option<String> {
     Some(format!("  llama.cpp {percent:>3}%  {what}"))
 }
 
-/// Runs `command` (a `cargo build`) with `-vv`, showing its progress; on failure the last
-/// lines of its output are shown and the error names the command.
-pub fn build_with_progress(mut command: Command) -> anyhow::Result<()> {
-    command.arg("-vv").stderr(Stdio::piped());
-    let mut child = command.spawn().context("running cargo build")?;
-    let stderr = child.stderr.take().context("cargo's stderr")?;
+/// Shows the progress lines of `stream` (build scripts write to cargo's stdout, cargo to its
+/// stderr) and returns its last lines.
+fn follow(stream: impl std::io::Read) -> VecDeque<String> {
     let mut tail: VecDeque<String> = VecDeque::with_capacity(TAIL_LINES);
     let mut last_percent = None;
-    for line in BufReader::new(stderr).lines() {
+    for line in BufReader::new(stream).lines() {
         let line = line.unwrap_or_default();
         if let Some(text) = shown(&line, &mut last_percent) {
             println!("{text}");
@@ -316,9 +313,25 @@ pub fn build_with_progress(mut command: Command) -> anyhow::Result<()> {
         }
         tail.push_back(line);
     }
+    tail
+}
+
+/// Runs `command` (a `cargo build`) with `-vv`, showing its progress; on failure the last
+/// lines of its output are shown and the error says so.
+pub fn build_with_progress(mut command: Command) -> anyhow::Result<()> {
+    command
+        .arg("-vv")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().context("running cargo build")?;
+    let stdout = child.stdout.take().context("cargo's stdout")?;
+    let stderr = child.stderr.take().context("cargo's stderr")?;
+    let scripts = std::thread::spawn(move || follow(stdout));
+    let cargo_tail = follow(stderr);
+    let script_tail = scripts.join().unwrap_or_default();
     let status = child.wait()?;
     if !status.success() {
-        for line in &tail {
+        for line in script_tail.iter().chain(&cargo_tail) {
             eprintln!("{line}");
         }
         bail!("building oi with the `local` feature failed ({status}); its last lines are above");
