@@ -6,10 +6,9 @@ is copied back into the same list object. Changes are found by comparing JSON te
 edits inside a message dict count too.
 """
 
-import json
-
-
 def _dumps(items):
+    import json  # on first use: importing it costs more than the rest of the package
+
     try:
         return json.dumps(items)
     except (TypeError, ValueError) as error:
@@ -39,6 +38,8 @@ class Conversation:
         """Copies the core's conversation into the list if it changed there."""
         remote = self.core.messages_json()
         if remote != self.remote:
+            import json
+
             self.items[:] = json.loads(remote)
             self.remote = remote
             self.local = _dumps(self.items)

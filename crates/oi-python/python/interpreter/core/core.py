@@ -86,6 +86,11 @@ class OpenInterpreter:
             if key in settings:
                 setattr(self.computer, key, settings.pop(key))
         for key, value in settings.items():
+            if not self._known(key):
+                raise TypeError(
+                    f"{type(self).__name__}() got an unexpected keyword argument {key!r}"
+                    + names.hint(key, names.interpreter_names())
+                )
             setattr(self, key, value)
         if llm is not None:
             self.llm.update(llm)
@@ -106,6 +111,14 @@ class OpenInterpreter:
     @messages.setter
     def messages(self, value):
         self._conversation.replace(value)
+
+    def _known(self, name):
+        return (
+            name in self._kept
+            or name in self._extra_attributes
+            or name in ("messages", "approve")
+            or isinstance(getattr(type(self), name, None), property)
+        )
 
     def __setattr__(self, name, value):
         if name.startswith("_") or hasattr(type(self), name) or name in self._extra_attributes:

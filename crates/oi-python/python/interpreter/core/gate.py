@@ -5,7 +5,7 @@ whose generator sits unread — nobody is inside its ``next()`` — does not blo
 ``chat()``: it is stopped, and its generator ends.
 """
 
-import threading
+import _thread
 
 
 class Slot:
@@ -29,8 +29,8 @@ class Gate:
     """One turn at a time."""
 
     def __init__(self):
-        self._busy = threading.Lock()
-        self._owner_lock = threading.Lock()
+        self._busy = _thread.allocate_lock()
+        self._owner_lock = _thread.allocate_lock()
         self._owner = None
 
     def turn(self, streaming):
