@@ -121,6 +121,37 @@ async fn a_server_turn_is_saved_like_a_cli_turn() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversation_history_false_turns_saving_off() {
+    let model = ScriptedServer::start(Script::new([Reply::text("Not saved.")]))
+        .await
+        .unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = Launch::new(&model.base_url())
+        .env("XDG_CONFIG_HOME", config.path().to_str().unwrap())
+        .start();
+    let response = process::raw(
+        &server.addr(),
+        &process::post(
+            "/settings",
+            &["Content-Type: application/json"],
+            r#"{"conversation_history": false}"#,
+        ),
+    )
+    .await;
+    assert_eq!(response.status, 200, "{}", response.body());
+    let mut ws = connect(server.port).await;
+    say(&mut ws, "message", "Do not keep this").await;
+    until_complete(&mut ws, false).await;
+    std::thread::sleep(Duration::from_millis(300));
+    let dir = config.path().join("open-interpreter/conversations");
+    assert!(
+        conversation_files(&dir).is_empty(),
+        "{:?}",
+        conversation_files(&dir)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_websocket_client_sees_the_trimming_note_once() {
     let turns = 6;
     let replies: Vec<Reply> = (1..=turns)
