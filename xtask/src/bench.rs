@@ -398,6 +398,105 @@ impl Bench {
     }
 }
 
+/// The Python API (`crates/oi-python`, installed in `target/oi-python-venv`) beside the
+/// original's: the import, a first and a warm turn through `interpreter.chat()`, and the same
+/// warm turn through oi's Rust API. `--quick` measures only when the venv is there already
+/// (`cargo xtask python-tests` makes it).
+fn python_rows(bench: &Bench, root: &Path, message: &str, quick: bool) -> anyhow::Result<Vec<Row>> {
+    let python = crate::python_tests::venv_python(root);
+    if quick && !python.exists() {
+        eprintln!(
+            "bench: no Python API venv (cargo xtask python-tests makes it): Python rows skipped"
+        );
+        return Ok(Vec::new());
+    }
+    if !quick {
+        crate::python_tests::install(root, true, &[])?;
+    }
+    let script = root.join("crates/oi-python/benches/py_turns.py");
+    let import = "from interpreter import interpreter";
+    let import_oi = bench.repeat(|| {
+        Ok(wall_ms(&measure::run(
+            bench.command(&python).args(["-c", import]),
+            None,
+        )?))
+    })?;
+    let import_original = match &bench.original {
+        Some(bin) => bench.repeat(|| {
+            Ok(wall_ms(&measure::run(
+                bench.command(&bin.join("python")).args(["-c", import]),
+                None,
+            )?))
+        })?,
+        None => Vec::new(),
+    };
+    let (mut first, mut warm, mut rust_warm) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut first_original, mut warm_original) = (Vec::new(), Vec::new());
+    let ms = |sample: &Sample, key: &str| {
+        sample
+            .value(key)
+            .map(|s| (s * 1000.0, sample.max_rss_kib as f64 / 1024.0))
+    };
+    for _ in 0..bench.runs {
+        let server = bench.server(Script::calculator())?;
+        let sample = measure::run(
+            bench
+                .command(&python)
+                .arg(&script)
+                .args([&server.base_url(), message]),
+            None,
+        )?;
+        first.extend(ms(&sample, "chat_s"));
+        warm.extend(ms(&sample, "warm_s"));
+        let server = bench.server(Script::calculator())?;
+        let sample = measure::run(
+            bench
+                .command(&bench.xtask)
+                .args(["lib-turns", &server.base_url(), message]),
+            None,
+        )?;
+        rust_warm.extend(ms(&sample, "warm_s"));
+        if let Some(bin) = &bench.original {
+            let server = bench.server(Script::calculator())?;
+            let sample = measure::run(
+                bench
+                    .command(&bin.join("python"))
+                    .arg(&script)
+                    .args([&server.base_url(), message]),
+                None,
+            )?;
+            first_original.extend(ms(&sample, "chat_s"));
+            warm_original.extend(ms(&sample, "warm_s"));
+        }
+    }
+    Ok(vec![
+        Row {
+            what: format!("Python: `{import}` (whole process)"),
+            unit: "ms",
+            oi: import_oi,
+            original: import_original,
+        },
+        Row {
+            what: format!("Python API: first turn `interpreter.chat(\"{message}\")` (in-process)"),
+            unit: "ms",
+            oi: first,
+            original: first_original,
+        },
+        Row {
+            what: "Python API: the same turn again, warm (in-process)".into(),
+            unit: "ms",
+            oi: warm,
+            original: warm_original,
+        },
+        Row {
+            what: "Rust API: the same warm turn, `OpenInterpreter::chat` (in-process)".into(),
+            unit: "ms",
+            oi: rust_warm,
+            original: Vec::new(),
+        },
+    ])
+}
+
 fn per_step_row(oi: &[Sample], original: &[Sample], steps: usize) -> Row {
     let per_step = |samples: &[Sample]| -> Vec<(f64, f64)> {
         samples
@@ -477,6 +576,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     };
     let (oi, original) = bench.library_turns(script, "do the task")?;
     rows.push(per_step_row(&oi, &original, steps));
+    rows.extend(python_rows(&bench, &root, message, opts.quick)?);
     rows.extend(bench.code_execution()?);
     rows.push(bench.flood(if opts.quick { 20 } else { 200 })?);
 
