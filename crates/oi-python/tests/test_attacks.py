@@ -153,3 +153,64 @@ def test_network_clients_cannot_turn_auto_run_on(model, monkeypatch):
         agent.server.stop()
         if handle_thread is not None:
             handle_thread.join(10)
+
+
+def test_server_flags_confine_the_sessions_code(model, tmp_path, monkeypatch):
+    """`ai.server.run(sandbox="workspace", deny_network=True)`: a session's code cannot write
+    outside the working directory nor open a TCP connection (here: to the model server)."""
+    import asyncio
+    import socket
+
+    import websockets
+
+    from interpreter import AsyncInterpreter
+
+    import shutil
+    import uuid
+
+    from scripted import ROOT
+
+    # Outside the workspace and the temp directories (which workspace mode lets code write).
+    outside_dir = ROOT / "target" / f"oi-python-outside-{uuid.uuid4().hex}"
+    outside_dir.mkdir(parents=True)
+    outside = outside_dir / "escaped"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    server = model("calculator")
+    host, port = server.url.split("//")[1].split("/")[0].split(":")
+    probe = (
+        f"open({str(outside)!r}, 'w').write('x')\n"
+    )
+    connect = f"import socket; socket.create_connection(({host!r}, {port}), timeout=2)"
+    replies = [code("python", probe), code("python", connect), text("done")]
+    scripted = model(replies)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        serve_port = s.getsockname()[1]
+    agent = AsyncInterpreter(conversation_history=False, auto_run=True)
+    agent.llm.api_base, agent.llm.api_key, agent.llm.supports_functions = scripted.url, "x", True
+
+    async def main():
+        task = asyncio.create_task(agent.server.run(port=serve_port, sandbox="workspace", deny_network=True))
+        async with websockets.connect(f"ws://127.0.0.1:{serve_port}/") as ws:
+            for chunk in ({"start": True}, {"content": "try to escape"}, {"end": True}):
+                await ws.send(json.dumps({"role": "user", "type": "message", **chunk}))
+            outputs = []
+            while (chunk := json.loads(await ws.recv())) != {"role": "server", "type": "status", "content": "complete"}:
+                if chunk.get("format") == "output":
+                    outputs.append(chunk["content"])
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        return "".join(outputs)
+
+    try:
+        out = asyncio.run(main())
+        assert not outside.exists()
+    finally:
+        shutil.rmtree(outside_dir, ignore_errors=True)
+    assert "PermissionError" in out or "Permission denied" in out or "denied" in out.lower(), out
+    assert out.count("Traceback") == 2, out
