@@ -1,7 +1,10 @@
 //! `cargo xtask`: project tasks that are not plain `cargo` commands.
 //!
-//! - `cargo xtask scripted-server [--host H] [--port P]`: runs the scripted OpenAI-compatible
-//!   model server (the calculator script) until CTRL-C, for demos and manual testing.
+//! - `cargo xtask scripted-server [--host H] [--port P] [--script FILE] [--requests FILE]`:
+//!   runs the scripted OpenAI-compatible model server (the calculator, or a JSON script) until
+//!   CTRL-C, printing the address it listens on (`--port 0`: a free port).
+//! - `cargo xtask python-tests [--keep-venv]`: the Python API's pytest suite in a fresh venv
+//!   made by `pip install ./crates/oi-python`.
 //! - `cargo xtask demo --local [MESSAGE]`: fetches the default local model, builds `oi` with
 //!   the `local` feature and runs `oi --local -y MESSAGE` with the real model.
 //! - `cargo xtask demo [MESSAGE]`: builds `oi`, starts the scripted model server and runs
@@ -17,13 +20,14 @@ mod fuzz;
 mod lib_turn;
 mod load;
 mod measure;
-
-use std::net::SocketAddr;
+mod python_tests;
+mod script_file;
+mod scripted_server;
 
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787]   run the scripted model server (calculator script)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -36,7 +40,8 @@ fn flag_value(args: &[String], name: &str) -> Option<String> {
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("scripted-server") => scripted_server(&args[1..]),
+        Some("scripted-server") => scripted_server::run(&args[1..]),
+        Some("python-tests") => python_tests::run(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("load") => bench::load_only(&args[1..]),
@@ -49,20 +54,6 @@ fn main() -> anyhow::Result<()> {
         }
         Some(other) => bail!("unknown command `{other}`\n\n{}", usage()),
     }
-}
-
-fn scripted_server(args: &[String]) -> anyhow::Result<()> {
-    let host = flag_value(args, "--host").unwrap_or_else(|| "127.0.0.1".to_owned());
-    let port = flag_value(args, "--port").unwrap_or_else(|| "8787".to_owned());
-    let addr: SocketAddr = format!("{host}:{port}")
-        .parse()
-        .with_context(|| format!("`{host}:{port}` is not an address"))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    println!("scripted model server (calculator) at http://{addr}/v1 — CTRL-C to stop");
-    runtime.block_on(oi_testkit::serve(addr, oi_testkit::Script::calculator()))?;
-    Ok(())
 }
 
 fn demo(args: &[String]) -> anyhow::Result<()> {

@@ -303,7 +303,7 @@ except OSError as e:
 /// parent's environ and cmdline.
 const SECRETS_CODE: &str = r#"
 import os
-for name in ["INTERPRETER_API_KEY", "OPENAI_API_KEY", "COPY_OF_KEY", "GROQ_API_KEY", "AWS_SECRET_ACCESS_KEY", "PLAIN_VAR"]:
+for name in ["INTERPRETER_API_KEY", "OPENAI_API_KEY", "COPY_OF_KEY", "REPLICATE_API_KEY", "AWS_SECRET_ACCESS_KEY", "PLAIN_VAR"]:
     print("var", name, "present" if name in os.environ else "absent")
 values = "\n".join(os.environ.values())
 print("model key in env", "sk-test-model-key" in values)
@@ -331,7 +331,7 @@ fn secrets_run(s: &Setup, extra: &[&str]) -> String {
         .env("INTERPRETER_API_KEY", "srv-test-server-key-0123456789")
         .env("OPENAI_API_KEY", "sk-test-model-key-from-env-0123")
         .env("COPY_OF_KEY", MODEL_KEY)
-        .env("GROQ_API_KEY", "gsk-test-other-provider-0123")
+        .env("REPLICATE_API_KEY", "r8-test-other-provider-0123")
         .env("AWS_SECRET_ACCESS_KEY", "aws-test-secret-0123456789")
         .env("PLAIN_VAR", "plain");
     let out = run(command);
@@ -349,7 +349,7 @@ fn code_never_sees_oi_secrets_and_sandboxed_code_no_provider_keys() {
     for name in ["INTERPRETER_API_KEY", "OPENAI_API_KEY", "COPY_OF_KEY"] {
         assert!(off.contains(&format!("var {name} absent")), "{off}");
     }
-    for name in ["GROQ_API_KEY", "AWS_SECRET_ACCESS_KEY", "PLAIN_VAR"] {
+    for name in ["REPLICATE_API_KEY", "AWS_SECRET_ACCESS_KEY", "PLAIN_VAR"] {
         assert!(off.contains(&format!("var {name} present")), "{off}");
     }
     assert!(off.contains("model key in env False"), "{off}");
@@ -363,7 +363,7 @@ fn code_never_sees_oi_secrets_and_sandboxed_code_no_provider_keys() {
         "INTERPRETER_API_KEY",
         "OPENAI_API_KEY",
         "COPY_OF_KEY",
-        "GROQ_API_KEY",
+        "REPLICATE_API_KEY",
         "AWS_SECRET_ACCESS_KEY",
     ] {
         assert!(boxed.contains(&format!("var {name} absent")), "{boxed}");
@@ -378,9 +378,9 @@ fn code_never_sees_oi_secrets_and_sandboxed_code_no_provider_keys() {
     // --pass_env lets one through by name, and only that one.
     let passed = secrets_run(
         &s,
-        &["--sandbox", "workspace", "--pass_env", "GROQ_API_KEY"],
+        &["--sandbox", "workspace", "--pass_env", "REPLICATE_API_KEY"],
     );
-    assert!(passed.contains("var GROQ_API_KEY present"), "{passed}");
+    assert!(passed.contains("var REPLICATE_API_KEY present"), "{passed}");
     assert!(
         passed.contains("var AWS_SECRET_ACCESS_KEY absent"),
         "{passed}"
@@ -395,9 +395,9 @@ fn a_profile_can_pass_a_variable_through() {
     }
     let s = setup();
     let profile = s.work.path().join("pass.yaml");
-    std::fs::write(&profile, "sandbox: workspace\npass_env: [GROQ_API_KEY]\n").unwrap();
+    std::fs::write(&profile, "sandbox: workspace\npass_env: [REPLICATE_API_KEY]\n").unwrap();
     let out = secrets_run(&s, &["--profile", profile.to_str().unwrap()]);
-    assert!(out.contains("var GROQ_API_KEY present"), "{out}");
+    assert!(out.contains("var REPLICATE_API_KEY present"), "{out}");
     assert!(out.contains("var AWS_SECRET_ACCESS_KEY absent"), "{out}");
 }
 

@@ -1,4 +1,7 @@
-//! The Python session: `python3 -u -c <driver>`; commands are JSON lines on stdin.
+//! The Python session: `python3 -u -c <driver>`; commands are JSON lines on stdin. The
+//! driver runs cells as Jupyter's IPython kernel would for what models write: `!cmd` shell
+//! lines, line magics (`%pip`, `%cd`, `%env`, `%time`, `%timeit`, `%matplotlib`, …), cell
+//! magics (`%%writefile`, `%%bash`, …) and `display()`; an unknown magic is one line.
 
 use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};

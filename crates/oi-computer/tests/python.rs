@@ -280,3 +280,208 @@ async fn measure_latency() {
     }
     eprintln!("shell echo 1: cold {cold:?}, warm {:?}", t.elapsed() / 20);
 }
+
+// --- The Python models write after training on notebooks (issue 16) ----------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_lines_run_with_variables_and_active_lines_stay_exact() {
+    let c = LocalComputer::new();
+    let code = "name = 'oi'\n!echo hello {name} $name\nfiles = !printf 'a\\nb\\n'\nprint(len(files), files.n)\n\nfor i in range(2):\n    !echo loop {i}\n!!echo captured";
+    let out = run(&c, "python", code).await;
+    assert_eq!(
+        text(&out),
+        "hello oi oi\n2 a\nb\nloop 0\nloop 1\n['captured']\n",
+        "{out:?}"
+    );
+    assert_eq!(lines(&out), vec![1, 2, 3, 4, 6, 7, 8]);
+    let status = text(&run(&c, "python", "!exit 3\nprint(_exit_code)").await);
+    assert_eq!(status, "3\n");
+    let untouched = text(
+        &run(
+            &c,
+            "python",
+            "s = '''\n!not a command\n%not a magic\n'''\nprint(s.split())",
+        )
+        .await,
+    );
+    assert_eq!(
+        untouched,
+        "['!not', 'a', 'command', '%not', 'a', 'magic']\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn line_magics_cd_env_time_timeit_matplotlib_pip() {
+    let c = LocalComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    let code = format!(
+        "%cd {}\nimport os\nprint(os.getcwd())\n%pwd",
+        path.display()
+    );
+    let shown = path.display().to_string();
+    assert_eq!(
+        text(&run(&c, "python", &code).await),
+        format!("{shown}\n{shown}\n'{shown}'\n")
+    );
+    let out = text(&run(&c, "python", "cd ..\nprint(os.getcwd())").await);
+    assert!(
+        out.ends_with(&format!("{}\n", path.parent().unwrap().display())),
+        "{out}"
+    );
+    let out = text(
+        &run(
+            &c,
+            "python",
+            "%env OI_TEST_VAR=42\nprint(os.environ['OI_TEST_VAR'])\n%env OI_TEST_VAR",
+        )
+        .await,
+    );
+    assert_eq!(out, "env: OI_TEST_VAR=42\n42\n'42'\n");
+    let out = text(&run(&c, "python", "%time total = sum(range(1000))\nprint(total)").await);
+    assert!(
+        out.starts_with("CPU times: user ")
+            && out.contains("\nWall time: ")
+            && out.ends_with("499500\n"),
+        "{out}"
+    );
+    let out = text(&run(&c, "python", "%time 6*7").await);
+    assert!(
+        out.contains("Wall time: ") && out.ends_with("42\n"),
+        "{out}"
+    );
+    let out = text(&run(&c, "python", "%timeit -n 3 -r 2 sum(range(10))").await);
+    assert!(
+        out.contains(" per loop (mean ± std. dev. of 2 runs, 3 loops each)"),
+        "{out}"
+    );
+    assert_eq!(
+        text(&run(&c, "python", "%matplotlib inline\nprint('ok')").await),
+        "ok\n"
+    );
+    let out = text(&run(&c, "python", "%pip --version").await);
+    assert!(out.starts_with("pip "), "{out}");
+    let out = text(&run(&c, "python", "pip show pip").await);
+    assert!(out.contains("Name: pip"), "automagic pip: {out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_magics_are_one_clear_line() {
+    let c = LocalComputer::new();
+    let out = text(
+        &run(
+            &c,
+            "python",
+            "print('before')\n%nosuchmagic arg\nprint('after')",
+        )
+        .await,
+    );
+    let mut rest = out.lines();
+    assert_eq!(rest.next(), Some("before"));
+    let line = rest.next().unwrap();
+    assert!(
+        line.starts_with("%nosuchmagic is not a magic") && line.contains("!command"),
+        "{out}"
+    );
+    assert_eq!(
+        rest.next(),
+        None,
+        "one line, no traceback, the cell stops: {out}"
+    );
+    let out = text(&run(&c, "python", "%%nosuchcell\nx").await);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.contains("%%writefile"), "{out}");
+    let out = text(&run(&c, "python", "%cd /nonexistent/dir").await);
+    assert_eq!(out.lines().count(), 1, "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cell_magics_writefile_bash_time_capture() {
+    let c = LocalComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hello.py");
+    let code = format!(
+        "%%writefile {}\nprint('hello from the file')\n",
+        file.display()
+    );
+    let out = text(&run(&c, "python", &code).await);
+    assert_eq!(out, format!("Writing {}\n", file.display()));
+    let out = text(&run(&c, "python", &format!("%run {}", file.display())).await);
+    assert_eq!(out, "hello from the file\n");
+    if common::have("bash", "the %%bash half") {
+        let out = text(&run(&c, "python", "%%bash\necho from bash\necho $((6*7))").await);
+        assert_eq!(out, "from bash\n42\n");
+    }
+    let out = run(&c, "python", "%%time\nx = 1\ny = x + 1\ny").await;
+    assert_eq!(lines(&out), vec![2, 3, 4]);
+    let printed = text(&out);
+    assert!(printed.starts_with("2\nCPU times:"), "{printed}");
+    let out = text(&run(&c, "python", "%%capture cap\nprint('hidden')").await);
+    assert_eq!(out, "");
+    assert_eq!(
+        text(&run(&c, "python", "cap.stdout").await),
+        "'hidden\\n'\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn display_shows_text_html_images_and_dataframes() {
+    let c = LocalComputer::new();
+    let out = run(
+        &c,
+        "python",
+        "display('text', 42)\nfrom IPython.display import HTML, Markdown, display\ndisplay(HTML('<b>bold</b>'))\nclass Picture:\n    def _repr_png_(self):\n        return b'\\x89PNG-data'\ndisplay(Picture())",
+    )
+    .await;
+    assert!(text(&out).starts_with("'text'\n42\n"), "{out:?}");
+    assert!(
+        out.contains(&Output::code("html", "<b>bold</b>")),
+        "{out:?}"
+    );
+    assert!(
+        out.contains(&Output::image("base64.png", "iVBORy1kYXRh")),
+        "{out:?}"
+    );
+    let has_pandas = std::process::Command::new("python3")
+        .args(["-c", "import pandas"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_pandas {
+        eprintln!("skipped the DataFrame half: pandas is not importable");
+        return;
+    }
+    let out = run(
+        &c,
+        "python",
+        "import pandas as pd\ndisplay(pd.DataFrame({'a': [1, 2]}))",
+    )
+    .await;
+    assert!(
+        out.iter().any(|o| o.format.as_deref() == Some("html")
+            && o.content.as_text().is_some_and(|t| t.contains("<table"))),
+        "{out:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_interrupts_a_shell_line_and_keeps_state() {
+    let c = std::sync::Arc::new(LocalComputer::new());
+    run(&*c, "python", "kept = 'yes'").await;
+    let stream = c.run("python", "print('start', flush=True)\n!sleep 600");
+    let stopper = std::sync::Arc::clone(&c);
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stopper.stop();
+    });
+    let started = Instant::now();
+    let out: Vec<Output> = tokio::time::timeout(Duration::from_secs(5), stream.collect())
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(text(&out).contains("start"), "{out:?}");
+    assert_eq!(text(&run(&*c, "python", "print(kept)").await), "yes\n");
+}

@@ -15,6 +15,7 @@
 mod allow;
 mod escapes;
 mod foreign;
+mod ipython;
 mod places;
 mod programs;
 mod python;
@@ -121,6 +122,8 @@ fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> 
         scan.shell(code, env);
     } else if matches!(language, "python" | "py") {
         scan.python(code);
+        // The session also runs IPython's `!cmd` and `%magic` lines: read them too.
+        ipython::read(&mut scan, code);
     } else {
         scan.foreign(code);
     }

@@ -76,9 +76,10 @@ async fn render_templates(text: &str, computer: &Arc<dyn Computer>) -> String {
             break;
         };
         out.push_str(&rest[..open]);
-        let code = &rest[open + 2..open + close];
+        // `{{ expr }}` is written with spaces: the code is stripped (and dedented) first.
+        let code = template_code(&rest[open + 2..open + close]);
         let mut outputs = Vec::new();
-        let mut stream = computer.run("python", code);
+        let mut stream = computer.run("python", &code);
         while let Some(output) = stream.next().await {
             if output.kind == Kind::Console && output.format.as_deref() == Some("output") {
                 if let Content::Text(t) = output.content {
@@ -88,11 +89,30 @@ async fn render_templates(text: &str, computer: &Arc<dyn Computer>) -> String {
                 }
             }
         }
-        out.push_str(&outputs.join("\n"));
+        // The output as printed, without the newline that ends it (a notebook shows an
+        // expression's value without one).
+        out.push_str(outputs.concat().trim_end_matches('\n'));
         rest = &rest[open + close + 2..];
     }
     out.push_str(rest);
     out.trim().to_owned()
+}
+
+/// The code of one `{{ … }}` block: without the spaces around it, and with the indentation
+/// its lines share removed, so `{{ expr }}` and indented multi-line blocks run.
+fn template_code(inner: &str) -> String {
+    let inner = inner.trim_matches(|c: char| c == '\n' || c == '\r');
+    let indent = inner
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let lines: Vec<&str> = inner
+        .lines()
+        .map(|line| line.get(indent..).unwrap_or(line.trim_start()))
+        .collect();
+    lines.join("\n").trim().to_owned()
 }
 
 /// Builds the model request: the system message, the conversation, and in loop mode the hidden
@@ -331,5 +351,24 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
             }
         }
         yield TurnEvent::Complete;
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::template_code;
+
+    #[test]
+    fn template_blocks_lose_their_spaces_and_shared_indentation() {
+        assert_eq!(template_code(" 6*7 "), "6*7");
+        assert_eq!(template_code("6*7"), "6*7");
+        assert_eq!(
+            template_code("\n    import os\n    print(os.sep)\n"),
+            "import os\nprint(os.sep)"
+        );
+        assert_eq!(
+            template_code("\n  for i in range(2):\n      print(i)\n"),
+            "for i in range(2):\n    print(i)"
+        );
     }
 }

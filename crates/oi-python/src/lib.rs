@@ -1,3 +1,52 @@
 //! # oi-python
 //!
-//! The compiled half of oi's Python package: `interpreter._oi`.
+//! The compiled half of oi's Python package: the module `interpreter._oi`, under the pure-Python
+//! `interpreter` package (`crates/oi-python/python/interpreter`), which gives existing Open
+//! Interpreter code its API — `from interpreter import interpreter`, `chat()`, `messages`,
+//! `AsyncInterpreter` and its server — with oi's core underneath.
+//!
+//! ```text
+//!   interpreter (Python)              interpreter._oi (this crate)          oi crates
+//!   OpenInterpreter ── attributes ──▶ Core.get/set ─────────────────────▶  Settings
+//!                   ── chat() ──────▶ Core.chat → TurnHandle.next() ─────▶  Interpreter / Turn
+//!                   ── display ─────▶ Renderer (sanitised text)
+//!   AsyncInterpreter ── input/output ▶ AsyncCore (callbacks) ──────────────▶ oi-server AsyncInterpreter
+//!   Server.run() ──────────────────▶ Core.serve → ServerHandle ──────────▶  oi-server run()
+//! ```
+//!
+//! Every wait releases the GIL and wakes every few milliseconds for Python's signal handlers,
+//! so CTRL-C stops a turn (the model request and the code's process group) and raises
+//! `KeyboardInterrupt`. Nothing starts at import: the runtime, the model provider and the
+//! computer are made on first use.
+
+mod async_core;
+mod callback;
+mod convert;
+mod core;
+mod display;
+mod errors;
+mod live_computer;
+mod live_model;
+mod runtime;
+mod sanitize;
+mod server;
+mod settings;
+mod turn;
+mod wiring;
+
+use pyo3::prelude::*;
+
+/// The module `interpreter._oi`.
+#[pymodule(name = "_oi")]
+fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<core::Core>()?;
+    module.add_class::<turn::TurnHandle>()?;
+    module.add_class::<async_core::AsyncCore>()?;
+    module.add_class::<server::ServerHandle>()?;
+    module.add_class::<callback::Pending>()?;
+    module.add_class::<display::Renderer>()?;
+    module.add("TurnError", module.py().get_type::<errors::TurnError>())?;
+    module.add("SERVER_OPTIONS", server::OPTIONS.to_vec())?;
+    module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

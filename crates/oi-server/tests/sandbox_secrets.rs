@@ -20,7 +20,7 @@ const MODEL_KEY: &str = "sk-test-model-key-0123456789";
 
 const CODE: &str = r#"
 import os
-for name in ["INTERPRETER_API_KEY", "OPENAI_API_KEY", "COPY_OF_KEY", "GROQ_API_KEY", "PLAIN_VAR"]:
+for name in ["INTERPRETER_API_KEY", "OPENAI_API_KEY", "COPY_OF_KEY", "REPLICATE_API_KEY", "PLAIN_VAR"]:
     print("var", name, "present" if name in os.environ else "absent")
 values = "\n".join(os.environ.values())
 print("keys in env", "srv-test-server-key" in values or "sk-test-model-key" in values)
@@ -68,7 +68,7 @@ async fn printed_by_code(args: &[&str]) -> String {
         .env("INTERPRETER_API_KEY", SERVER_KEY)
         .env("OPENAI_API_KEY", MODEL_KEY)
         .env("COPY_OF_KEY", MODEL_KEY)
-        .env("GROQ_API_KEY", "gsk-test-other-provider-0123")
+        .env("REPLICATE_API_KEY", "r8-test-other-provider-0123")
         .env("PLAIN_VAR", "plain")
         .start();
     let mut ws = connect(server.port).await;
@@ -90,7 +90,7 @@ async fn session_code_never_sees_the_server_or_model_keys() {
     for name in ["INTERPRETER_API_KEY", "OPENAI_API_KEY", "COPY_OF_KEY"] {
         assert!(out.contains(&format!("var {name} absent")), "{out}");
     }
-    assert!(out.contains("var GROQ_API_KEY present"), "{out}");
+    assert!(out.contains("var REPLICATE_API_KEY present"), "{out}");
     assert!(out.contains("var PLAIN_VAR present"), "{out}");
     assert!(out.contains("keys in env False"), "{out}");
 
@@ -104,7 +104,7 @@ async fn session_code_never_sees_the_server_or_model_keys() {
         "INTERPRETER_API_KEY",
         "OPENAI_API_KEY",
         "COPY_OF_KEY",
-        "GROQ_API_KEY",
+        "REPLICATE_API_KEY",
     ] {
         assert!(out.contains(&format!("var {name} absent")), "{out}");
     }
@@ -114,7 +114,7 @@ async fn session_code_never_sees_the_server_or_model_keys() {
         assert!(out.contains("environ unreadable 2"), "{out}");
         assert!(out.contains("cmdline unreadable 2"), "{out}");
     }
-    let out = printed_by_code(&["--sandbox", "workspace", "--pass-env", "GROQ_API_KEY"]).await;
-    assert!(out.contains("var GROQ_API_KEY present"), "{out}");
+    let out = printed_by_code(&["--sandbox", "workspace", "--pass-env", "REPLICATE_API_KEY"]).await;
+    assert!(out.contains("var REPLICATE_API_KEY present"), "{out}");
     assert!(out.contains("var INTERPRETER_API_KEY absent"), "{out}");
 }

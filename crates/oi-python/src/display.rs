@@ -1,0 +1,159 @@
+//! `Renderer`: what `chat(display=True)` prints for each chunk — plain text with fenced code
+//! and output blocks (pipes, notebooks), or the same with a little colour on a terminal.
+//! Everything the model or the code wrote passes through [`crate::sanitize`].
+
+use std::sync::{Mutex, PoisonError};
+
+use oi_core::{Chunk, Content, Kind, Recipient, Role};
+use pyo3::prelude::*;
+
+use crate::convert;
+use crate::sanitize::{clean, has_hidden_characters, show_code};
+
+const DIM: &str = "\u{1b}[2m";
+const CODE: &str = "\u{1b}[36m";
+const BOLD: &str = "\u{1b}[1m";
+const RESET: &str = "\u{1b}[0m";
+
+/// Said before the approval question when the code holds characters a terminal hides.
+const HIDDEN_WARNING: &str = "Warning: this code contains control or invisible characters (shown above as ␍ for a carriage return, ␛ for an escape, <U+…> for others). Read the code as shown before you answer.\n";
+
+#[derive(Default)]
+struct State {
+    /// An output block is open.
+    output_open: bool,
+    /// The last character printed (to close blocks on a fresh line).
+    last: Option<char>,
+}
+
+/// Renders a turn's chunks as text.
+#[pyclass(frozen, module = "interpreter._oi")]
+pub struct Renderer {
+    color: bool,
+    state: Mutex<State>,
+}
+
+impl Renderer {
+    fn paint(&self, style: &str, text: &str) -> String {
+        if self.color && !text.is_empty() {
+            format!("{style}{text}{RESET}")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn fresh_line(state: &State) -> &'static str {
+        match state.last {
+            None | Some('\n') => "",
+            Some(_) => "\n",
+        }
+    }
+
+    fn render_chunk(&self, chunk: &Chunk, state: &mut State) -> String {
+        if chunk.recipient == Some(Recipient::Assistant) {
+            return String::new();
+        }
+        let Some(kind) = chunk.kind else {
+            return String::new();
+        };
+        let format = show_code(chunk.format.as_deref().unwrap_or(""));
+        let text = chunk.text().unwrap_or("");
+        match (chunk.role, kind) {
+            (Role::Assistant, Kind::Message) if chunk.end => Self::fresh_line(state).to_owned(),
+            (Role::Assistant, Kind::Message) if chunk.start => String::new(),
+            (Role::Assistant, Kind::Message) => clean(text),
+            (Role::Assistant | Role::Computer, Kind::Code) if chunk.start => {
+                let fence = self.paint(DIM, &format!("```{format}"));
+                format!("{}{fence}\n", Self::fresh_line(state))
+            }
+            (Role::Assistant | Role::Computer, Kind::Code) if chunk.end => {
+                format!("{}{}\n", Self::fresh_line(state), self.paint(DIM, "```"))
+            }
+            (Role::Assistant | Role::Computer, Kind::Code) => self.paint(CODE, &show_code(text)),
+            (Role::Computer, Kind::Console) => self.render_console(chunk, state),
+            (Role::Computer, Kind::Image) if !chunk.is_flag() => format!(
+                "{}[image: {format}, {} bytes of base64]\n",
+                Self::fresh_line(state),
+                text.len()
+            ),
+            (Role::Assistant, Kind::Review) if !chunk.is_flag() => {
+                self.paint(DIM, &format!("(review, {format}) {}", clean(text)))
+            }
+            _ => String::new(),
+        }
+    }
+
+    fn render_console(&self, chunk: &Chunk, state: &mut State) -> String {
+        if chunk.start {
+            return String::new();
+        }
+        if chunk.end {
+            if !state.output_open {
+                return String::new();
+            }
+            state.output_open = false;
+            return format!("{}{}\n", Self::fresh_line(state), self.paint(DIM, "```"));
+        }
+        let (Some(Content::Text(text)), Some("output")) = (&chunk.content, chunk.format.as_deref())
+        else {
+            return String::new();
+        };
+        let mut out = String::new();
+        if !state.output_open {
+            state.output_open = true;
+            out.push_str(Self::fresh_line(state));
+            out.push_str(&self.paint(DIM, "```output"));
+            out.push('\n');
+        }
+        out.push_str(&self.paint(DIM, &clean(text)));
+        out
+    }
+}
+
+#[pymethods]
+impl Renderer {
+    /// A renderer at the start of a turn; `color` for a terminal.
+    #[new]
+    #[pyo3(signature = (color = false))]
+    fn new(color: bool) -> Self {
+        Renderer {
+            color,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The text to print for `chunk` (a chunk dict); a chunk oi does not know prints nothing.
+    fn render(&self, chunk: &Bound<'_, PyAny>) -> PyResult<String> {
+        let value = convert::to_json(chunk, "the chunk")?;
+        let Ok(chunk) = serde_json::from_value::<Chunk>(value) else {
+            return Ok(String::new());
+        };
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let text = self.render_chunk(&chunk, &mut state);
+        let visible = text.trim_end_matches(RESET);
+        if let Some(c) = visible.chars().last() {
+            state.last = Some(c);
+        }
+        Ok(text)
+    }
+
+    /// The approval question for `code` (with a warning first when it hides characters).
+    fn question(&self, code: &str) -> String {
+        let warning = if has_hidden_characters(code) {
+            HIDDEN_WARNING
+        } else {
+            ""
+        };
+        if self.color {
+            format!("\n{warning}{BOLD}Would you like to run this code? (y/n){RESET}\n\n")
+        } else {
+            format!("\n{warning}Would you like to run this code? (y/n)\n\n")
+        }
+    }
+
+    /// `text` (an error message, a note) made safe to print.
+    #[staticmethod]
+    fn clean(text: &str) -> String {
+        clean(text)
+    }
+}

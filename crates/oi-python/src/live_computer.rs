@@ -1,0 +1,105 @@
+//! The computer of a Python interpreter object: oi's `LocalComputer`, built on first use (so it
+//! withholds the model key configured by then), restricted to the languages
+//! `interpreter.computer.languages` lists.
+
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use oi_core::{Computer, LanguageSpec, Output, OutputStream, Settings};
+
+/// A lazily built local computer with a language allowlist.
+#[derive(Default)]
+pub struct LiveComputer {
+    inner: OnceLock<Arc<oi_computer::LocalComputer>>,
+    /// Canonical names of the languages offered; `None` offers all of them.
+    allowed: RwLock<Option<Vec<String>>>,
+}
+
+impl LiveComputer {
+    /// Builds the local computer now, for `settings`, unless it was built already.
+    pub fn prepare(&self, settings: &Settings) -> Arc<oi_computer::LocalComputer> {
+        self.inner
+            .get_or_init(|| Arc::new(crate::wiring::computer(settings)))
+            .clone()
+    }
+
+    fn local(&self) -> Arc<oi_computer::LocalComputer> {
+        self.prepare(&Settings::default())
+    }
+
+    /// Whether the sessions were started (the computer was built).
+    fn built(&self) -> Option<&Arc<oi_computer::LocalComputer>> {
+        self.inner.get()
+    }
+
+    /// Every language oi can run, whatever the allowlist says.
+    pub fn all_languages() -> Vec<LanguageSpec> {
+        oi_computer::ALL_LANGUAGES
+            .into_iter()
+            .map(oi_computer::Language::spec)
+            .collect()
+    }
+
+    /// Offers only these languages (names or aliases, any case); `None` offers all. Unknown
+    /// names are returned as the error.
+    pub fn restrict(&self, names: Option<Vec<String>>) -> Result<(), Vec<String>> {
+        let allowed = match names {
+            None => None,
+            Some(names) => {
+                let mut canonical = Vec::new();
+                let mut unknown = Vec::new();
+                for name in names {
+                    match oi_computer::Language::find(&name) {
+                        Some(language) => canonical.push(language.name().to_owned()),
+                        None => unknown.push(name),
+                    }
+                }
+                if !unknown.is_empty() {
+                    return Err(unknown);
+                }
+                Some(canonical)
+            }
+        };
+        *self.allowed.write().unwrap_or_else(PoisonError::into_inner) = allowed;
+        Ok(())
+    }
+
+    fn offers(&self, spec: &LanguageSpec) -> bool {
+        match &*self.allowed.read().unwrap_or_else(PoisonError::into_inner) {
+            None => true,
+            Some(names) => names.iter().any(|n| n == &spec.name),
+        }
+    }
+}
+
+impl Computer for LiveComputer {
+    fn languages(&self) -> Vec<LanguageSpec> {
+        Self::all_languages()
+            .into_iter()
+            .filter(|spec| self.offers(spec))
+            .collect()
+    }
+
+    fn run(&self, language: &str, code: &str) -> OutputStream {
+        let offered = self.languages();
+        if oi_core::computer::find_language(&offered, language).is_none() {
+            let message = format!("`{}` disabled or not supported.", language.trim());
+            return futures::stream::once(async move { Output::console(message) }).boxed();
+        }
+        self.local().run(language, code)
+    }
+
+    fn stop(&self) {
+        if let Some(local) = self.built() {
+            local.stop();
+        }
+    }
+
+    fn terminate(&self) -> BoxFuture<'static, ()> {
+        match self.built() {
+            Some(local) => local.terminate(),
+            None => Box::pin(async {}),
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! `cargo xtask python-tests [--keep-venv] [PYTEST ARGS…]`: the Python API's tests, as users
+//! install it.
+//!
+//! 1. A fresh venv in `target/oi-python-venv` (`--keep-venv` reuses it and only reinstalls
+//!    oi's package), with `pip install ./crates/oi-python` (maturin builds the wheel) plus
+//!    the tests' client libraries: pytest, websockets, openai.
+//! 2. pytest on `crates/oi-python/tests`, with `OI_XTASK` naming this program: the tests start
+//!    the scripted model server through it (`scripted-server --port 0 --script FILE`).
+//!
+//! Any failure ends the command with an error that says which step failed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+/// The venv the tests (and the benchmark's Python rows) use.
+pub fn venv_dir(root: &Path) -> PathBuf {
+    root.join("target/oi-python-venv")
+}
+
+/// The venv's Python.
+pub fn venv_python(root: &Path) -> PathBuf {
+    venv_dir(root).join("bin/python")
+}
+
+/// The workspace root (where `crates/` is).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn step(what: &str, command: &mut Command) -> anyhow::Result<()> {
+    let started = Instant::now();
+    eprintln!("python-tests: {what}");
+    let status = command
+        .status()
+        .with_context(|| format!("{what}: could not start {:?}", command.get_program()))?;
+    if !status.success() {
+        bail!("{what} failed ({status})");
+    }
+    eprintln!(
+        "python-tests: {what}: done in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Makes the venv (from scratch unless `keep`) and installs oi's package into it, with
+/// `extra` packages.
+pub fn install(root: &Path, keep: bool, extra: &[&str]) -> anyhow::Result<PathBuf> {
+    let venv = venv_dir(root);
+    let python = venv_python(root);
+    if !keep || !python.exists() {
+        if venv.exists() {
+            std::fs::remove_dir_all(&venv)
+                .with_context(|| format!("removing the old venv {}", venv.display()))?;
+        }
+        let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+        step(
+            &format!("creating a fresh venv in {} with {base}", venv.display()),
+            Command::new(&base).args(["-m", "venv"]).arg(&venv),
+        )?;
+    }
+    let mut pip = Command::new(&python);
+    pip.current_dir(root)
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        .args(["-m", "pip", "install", "-q"]);
+    if keep {
+        pip.args(["--force-reinstall", "--no-deps"]);
+    }
+    pip.arg("./crates/oi-python");
+    step(
+        "pip install ./crates/oi-python (maturin builds the wheel)",
+        &mut pip,
+    )?;
+    if !extra.is_empty() {
+        step(
+            &format!("pip install {}", extra.join(" ")),
+            Command::new(&python)
+                .current_dir(root)
+                .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+                .args(["-m", "pip", "install", "-q"])
+                .args(extra),
+        )?;
+    }
+    Ok(python)
+}
+
+/// Runs the command.
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let root = workspace_root();
+    let keep = args.iter().any(|a| a == "--keep-venv");
+    let pytest_args: Vec<&String> = args.iter().filter(|a| *a != "--keep-venv").collect();
+    let python = install(&root, keep, &["pytest", "websockets", "openai"])?;
+    let xtask = std::env::current_exe().context("finding the xtask program")?;
+    let result = step(
+        "pytest crates/oi-python/tests",
+        Command::new(&python)
+            .current_dir(&root)
+            .env("OI_XTASK", &xtask)
+            .args(["-m", "pytest", "crates/oi-python/tests", "-q", "-ra"])
+            .args(pytest_args),
+    );
+    eprintln!(
+        "python-tests: {} in {:.0} s",
+        if result.is_ok() { "passed" } else { "FAILED" },
+        started.elapsed().as_secs_f64()
+    );
+    result.context("the Python API tests failed: see pytest's report above")
+}
