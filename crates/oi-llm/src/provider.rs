@@ -64,11 +64,14 @@ pub fn wire_for(llm: &LlmSettings) -> Result<Wire, ModelError> {
 
 /// The provider for `llm`: a [`Router`] over the OpenAI-compatible, Anthropic and embedded
 /// providers. Fails now (nothing sent) when the settings cannot work: an unknown provider, or
-/// `model: local` without the model file or without the `local` feature. Missing API keys are
-/// reported by the first request, before anything is sent.
+/// `model: local` without the model file. Missing API keys, and `model: local` in a build
+/// without the `local` feature (with the local servers found running), are reported by the
+/// first request, before anything is sent.
 pub fn provider_for(llm: &LlmSettings, env: Env) -> Result<Arc<dyn LanguageModel>, ModelError> {
     let router = Router::new(env);
-    if wire_for(llm)? == Wire::Embedded {
+    // Without the `local` feature the first request explains how to get the embedded model
+    // and offers the local servers that are running (an async look-up).
+    if wire_for(llm)? == Wire::Embedded && cfg!(feature = "local") {
         router.embedded(llm)?;
     }
     Ok(Arc::new(router))
@@ -165,6 +168,13 @@ impl LanguageModel for Router {
                 }
                 None => model.stream(request),
             },
+            Err(_) if !cfg!(feature = "local") && wire_for(&request.llm) == Ok(Wire::Embedded) => {
+                let env = self.env.clone();
+                Box::pin(futures::stream::once(async move {
+                    let client = reqwest::Client::new();
+                    Err(crate::local_servers::not_built_with_offers(&client, &env).await)
+                }))
+            }
             Err(error) => Unavailable(error).stream(request),
         }
     }
@@ -261,13 +271,13 @@ mod tests {
             &llm("local"),
             Env::empty().with(local_model::MODEL_PATH_VAR, "/nonexistent/m.gguf"),
         );
-        let Err(ModelError::Config(text)) = missing else {
-            panic!("expected a config error");
-        };
         if cfg!(feature = "local") {
+            let Err(ModelError::Config(text)) = missing else {
+                panic!("expected a config error");
+            };
             assert!(text.contains("cargo xtask fetch-model"), "{text}");
         } else {
-            assert!(text.contains("--features local"), "{text}");
+            assert!(missing.is_ok(), "the first request explains");
         }
     }
 }

@@ -109,7 +109,8 @@ fn apply(
                 }
             }
             "sandbox_fallback" => {
-                computer.sandbox.allow_unsandboxed_fallback = option(&value, name, "True or False")?;
+                computer.sandbox.allow_unsandboxed_fallback =
+                    option(&value, name, "True or False")?;
             }
             "pass_env" => {
                 for variable in strings(&value, name)? {
