@@ -9,13 +9,11 @@ mod highlight;
 mod images;
 mod input;
 mod magic;
-mod profiles;
 mod render;
 mod repl;
 mod sanitize;
 mod tty;
 mod turn;
-mod yaml_nesting;
 
 use std::io::{IsTerminal, Read as _};
 use std::process::ExitCode;
@@ -65,6 +63,7 @@ fn line_source() -> Box<dyn LineSource> {
 }
 
 async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
+    use oi_config::profiles;
     if args.profiles {
         let dir = profiles::profiles_dir()
             .ok_or_else(|| anyhow::anyhow!("no config folder on this system"))?;
@@ -81,21 +80,11 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         println!("Profile reset: {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let (settings, cli) = app::settings_from(&args)?;
+    let settings = app::settings_from(&args)?;
+    oi_config::logging::init(settings.verbose, settings.debug);
     if args.server {
         let mut config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
-        if let Some(host) = &args.host {
-            config.host.clone_from(host);
-        }
-        if let Some(port) = args.port {
-            config.port = port;
-        }
-        config
-            .allowed_hosts
-            .extend(args.allowed_host.iter().cloned());
-        config.insecure_no_key |= args.insecure_no_key;
-        config.sandbox = cli.sandbox.clone();
-        config.limits = cli.limits;
+        args.server_args.apply(&mut config);
         oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -109,14 +98,14 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         eprintln!("oi: {error}");
         return Ok(ExitCode::FAILURE);
     }
-    let interpreter = app::interpreter(settings, &cli);
+    let interpreter = app::interpreter(settings);
     let mut source = line_source();
     let result = if args.conversations {
-        resume(&interpreter, cli.clone(), source.as_mut()).await
+        resume(&interpreter, source.as_mut()).await
     } else if args.stdin || args.message().is_some() {
         one_shot(&interpreter, &args, source.as_mut()).await
     } else {
-        repl::run(&interpreter, cli, source.as_mut())
+        repl::run(&interpreter, source.as_mut())
             .await
             .map(|()| ExitCode::SUCCESS)
     };
@@ -146,7 +135,7 @@ async fn one_shot(
     };
     let settings = interpreter.settings();
     let mut renderer =
-        turn::Renderer::choose(settings.plain_text_display, !args.no_highlight_active_line);
+        turn::Renderer::choose(settings.plain_text_display, settings.highlight_active_line);
     let mut interrupts = turn::Interrupts::install()?;
     let ended = turn::run(
         interpreter.chat(message),
@@ -164,7 +153,6 @@ async fn one_shot(
 
 async fn resume(
     interpreter: &oi_core::Interpreter,
-    cli: profiles::CliOptions,
     source: &mut dyn LineSource,
 ) -> anyhow::Result<ExitCode> {
     let dir = interpreter
@@ -179,6 +167,6 @@ async fn resume(
     interpreter.set_messages(messages);
     interpreter.settings_mut().conversation_filename =
         path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
-    repl::run(interpreter, cli, source).await?;
+    repl::run(interpreter, source).await?;
     Ok(ExitCode::SUCCESS)
 }

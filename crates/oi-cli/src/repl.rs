@@ -8,15 +8,10 @@ use oi_core::{Interpreter, Message};
 use crate::images::image_paths;
 use crate::input::{LineSource, Read, read_message};
 use crate::magic;
-use crate::profiles::CliOptions;
 use crate::turn::{self, Interrupts, Renderer};
 
 /// Runs the session until the user leaves.
-pub async fn run(
-    interpreter: &Interpreter,
-    cli: CliOptions,
-    source: &mut dyn LineSource,
-) -> anyhow::Result<()> {
+pub async fn run(interpreter: &Interpreter, source: &mut dyn LineSource) -> anyhow::Result<()> {
     let settings = interpreter.settings();
     let plain = settings.plain_text_display;
     if !settings.auto_run {
@@ -33,7 +28,7 @@ pub async fn run(
     let mut interrupts = Interrupts::install()?;
     let mut out = std::io::stdout();
     loop {
-        let message = match read_message(source, cli.multi_line) {
+        let message = match read_message(source, settings.multi_line) {
             Read::Line(line) => line,
             Read::Interrupted | Read::Eof => {
                 println!("Exiting...");
@@ -61,7 +56,7 @@ pub async fn run(
             interpreter.set_messages(messages);
             interpreter.chat(image_message(&images[images.len() - 1]))
         };
-        let mut renderer = Renderer::choose(plain, cli.highlight_active_line);
+        let mut renderer = Renderer::choose(plain, settings.highlight_active_line);
         let safe_mode = interpreter.settings().safe_mode;
         if let Err(error) = turn::run(turn, &mut renderer, source, safe_mode, &mut interrupts).await
         {

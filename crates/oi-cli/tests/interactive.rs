@@ -141,21 +141,60 @@ fn a_profile_applies_and_flags_override_it() {
 }
 
 #[test]
-fn a_bad_profile_names_file_line_and_key() {
+fn profiles_people_already_have_load_and_bad_ones_name_the_line() {
     let s = setup();
-    let profile = s.work.path().join("bad.yaml");
-    std::fs::write(&profile, "llm:\n  model: x\n  temprature: 0\n").unwrap();
-    let out = s.piped(&["-p", profile.to_str().unwrap(), "hi"], "");
+    let server = s.server(Script::new([
+        Reply::text("from yaml"),
+        Reply::text("from python"),
+    ]));
+    let base = server.base_url();
+    // An unknown key (the original's profiles carry many) is named with its line and skipped.
+    let yaml = s.work.path().join("mine.yaml");
+    std::fs::write(
+        &yaml,
+        format!(
+            "llm:\n  model: gpt-4o\n  api_base: {base}\n  api_key: k\n  temprature: 0\nspeak_messages: true\n"
+        ),
+    )
+    .unwrap();
+    let out = s.piped(&["-p", yaml.to_str().unwrap(), "--plain", "hi"], "");
+    let stderr = s.redact(&String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("from yaml"));
+    assert!(
+        stderr.contains("profile [WORK]/mine.yaml: line 5: unknown setting `llm.temprature` (did you mean `llm.temperature`?); skipped")
+            && stderr.contains("line 6: unknown setting `speak_messages`; skipped"),
+        "{stderr}"
+    );
+    // The original's Python profile in the profiles folder is read, never run.
+    let profiles = s.home.path().join(".config/open-interpreter/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    let canary = s.work.path().join("ran");
+    std::fs::write(
+        profiles.join("mine.py"),
+        format!(
+            "from interpreter import interpreter\nimport os\n\ninterpreter.llm.model = \"gpt-4o\"\ninterpreter.llm.api_base = \"{base}\"\ninterpreter.llm.api_key = \"k\"\ninterpreter.llm.supports_functions = False\nos.system(\"touch {}\")\n",
+            canary.display()
+        ),
+    )
+    .unwrap();
+    let out = s.piped(&["-p", "mine", "--plain", "hi"], "");
+    let stderr = s.redact(&String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("from python"));
+    assert!(stderr.contains("mine.py: line 8: `os.system("), "{stderr}");
+    assert!(!canary.exists(), "profile code must never run");
+    // A wrong type stops oi with the file, line and key.
+    std::fs::write(&yaml, "llm:\n  model: x\n  temperature: hot\n").unwrap();
+    let out = s.piped(&["-p", yaml.to_str().unwrap(), "hi"], "");
     assert_eq!(out.status.code(), Some(1));
     let stderr = s.redact(&String::from_utf8_lossy(&out.stderr));
     assert!(
-        stderr.contains("[WORK]/bad.yaml")
-            && stderr.contains("temprature")
+        stderr.contains("[WORK]/mine.yaml")
+            && stderr.contains("temperature")
             && stderr.contains("line 3"),
         "{stderr}"
     );
-    let out = s.piped(&["-p", "local.py", "hi"], "");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Python profiles are not run"));
 }
 
 #[test]

@@ -395,7 +395,11 @@ fn a_profile_can_pass_a_variable_through() {
     }
     let s = setup();
     let profile = s.work.path().join("pass.yaml");
-    std::fs::write(&profile, "sandbox: workspace\npass_env: [REPLICATE_API_KEY]\n").unwrap();
+    std::fs::write(
+        &profile,
+        "sandbox: workspace\npass_env: [REPLICATE_API_KEY]\n",
+    )
+    .unwrap();
     let out = secrets_run(&s, &["--profile", profile.to_str().unwrap()]);
     assert!(out.contains("var REPLICATE_API_KEY present"), "{out}");
     assert!(out.contains("var AWS_SECRET_ACCESS_KEY absent"), "{out}");

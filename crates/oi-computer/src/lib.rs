@@ -61,5 +61,6 @@ pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
 pub use local::{DEFAULT_OUTPUT_CAP, LocalComputer, merge_outputs};
 pub use sandbox::{
-    NamespaceSupport, SandboxMode, SandboxPolicy, SandboxSupport, UnknownSandboxMode, probe,
+    NamespaceSupport, SandboxMode, SandboxPolicy, SandboxSupport, UnknownSandboxMode,
+    broad_workspace_warning, probe,
 };

@@ -17,30 +17,7 @@
 //!   real uid, so it is set to the uid's tasks at session start plus four times the limit
 //!   plus 64 (interpreters' own threads).
 
-use serde::{Deserialize, Serialize};
-
-/// Limits for each session; `None` means unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ResourceLimits {
-    /// The most processes a session may have at once (its interpreter included).
-    pub max_processes: Option<u32>,
-    /// The most memory (heap and private writable mappings) each process of a session may
-    /// use, in bytes.
-    pub max_memory_bytes: Option<u64>,
-    /// The most CPU time each process of a session may use over its life, in seconds (the
-    /// session's interpreter counts all its runs; a restarted session starts from zero).
-    pub max_cpu_seconds: Option<u64>,
-}
-
-impl ResourceLimits {
-    /// Whether any limit is set.
-    pub fn any(&self) -> bool {
-        self.max_processes.is_some()
-            || self.max_memory_bytes.is_some()
-            || self.max_cpu_seconds.is_some()
-    }
-}
+pub use oi_core::settings::computer::ResourceLimits;
 
 /// The rlimits to set in the child, computed in the parent.
 #[derive(Debug, Clone, Copy, Default)]

@@ -77,8 +77,14 @@ fn strings(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
     option(value, name, "a string or a list of strings")
 }
 
-/// Applies oi-server's flags, given as keyword options, to `config`.
-fn apply(config: &mut ServerConfig, options: &Bound<'_, PyDict>) -> PyResult<()> {
+/// Applies oi-server's flags, given as keyword options, to `config` (the sandbox and limit
+/// options to the sessions' `settings`).
+fn apply(
+    config: &mut ServerConfig,
+    settings: &mut Settings,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    let computer = &mut settings.computer;
     for (key, value) in options.iter() {
         let key: String = key.extract()?;
         let name = key.as_str();
@@ -91,7 +97,7 @@ fn apply(config: &mut ServerConfig, options: &Bound<'_, PyDict>) -> PyResult<()>
             }
             "sandbox" => {
                 let mode: String = option(&value, name, "\"off\", \"workspace\" or \"readonly\"")?;
-                config.sandbox.mode = mode.parse().map_err(|_| {
+                computer.sandbox.mode = mode.parse().map_err(|_| {
                     PyValueError::new_err(format!(
                         "sandbox must be \"off\", \"workspace\" or \"readonly\", not {mode:?}"
                     ))
@@ -99,25 +105,26 @@ fn apply(config: &mut ServerConfig, options: &Bound<'_, PyDict>) -> PyResult<()>
             }
             "deny_network" => {
                 if option::<bool>(&value, name, "True or False")? {
-                    config.sandbox.network = false;
+                    computer.sandbox.network = false;
                 }
             }
             "sandbox_fallback" => {
-                config.sandbox.allow_unsandboxed_fallback = option(&value, name, "True or False")?;
+                computer.sandbox.allow_unsandboxed_fallback =
+                    option(&value, name, "True or False")?;
             }
             "pass_env" => {
                 for variable in strings(&value, name)? {
-                    config.sandbox = config.sandbox.clone().with_pass_env(variable);
+                    computer.sandbox = computer.sandbox.clone().with_pass_env(variable);
                 }
             }
             "max_processes" => {
-                config.limits.max_processes = Some(option(&value, name, "a whole number")?);
+                computer.limits.max_processes = Some(option(&value, name, "a whole number")?);
             }
             "max_memory" => {
-                config.limits.max_memory_bytes = Some(option(&value, name, "a number of bytes")?);
+                computer.limits.max_memory_bytes = Some(option(&value, name, "a number of bytes")?);
             }
             "max_cpu_seconds" => {
-                config.limits.max_cpu_seconds = Some(option(&value, name, "a whole number")?);
+                computer.limits.max_cpu_seconds = Some(option(&value, name, "a whole number")?);
             }
             "queue" => {
                 if option::<bool>(&value, name, "True or False")? {
@@ -165,7 +172,7 @@ impl ServerHandle {
         py: Python<'_>,
         rt: &tokio::runtime::Runtime,
         runtime: Arc<LazyRuntime>,
-        settings: Settings,
+        mut settings: Settings,
         host: String,
         port: u16,
         options: &Bound<'_, PyDict>,
@@ -174,7 +181,7 @@ impl ServerHandle {
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         config.host.clone_from(&host);
         config.port = port;
-        apply(&mut config, options)?;
+        apply(&mut config, &mut settings, options)?;
         let shutdown = CancellationToken::new();
         let (done, ended) = watch::channel::<Ended>(None);
         let stop = shutdown.clone().cancelled_owned();

@@ -49,11 +49,6 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// The directory uploads and downloads are confined to.
     pub working_dir: PathBuf,
-    /// What code may touch, for every session (set by the server's own flags only; clients
-    /// cannot change it).
-    pub sandbox: oi_computer::SandboxPolicy,
-    /// Resource limits for every session's language processes.
-    pub limits: oi_computer::ResourceLimits,
     /// Host names (optionally `NAME:PORT`) accepted in `Host` and `Origin` besides the
     /// loopback names and the bound address (`--allowed-host`, `INTERPRETER_ALLOWED_HOSTS`).
     pub allowed_hosts: Vec<String>,
@@ -90,8 +85,6 @@ impl Default for ServerConfig {
             max_frame_bytes: 16 * 1024 * 1024,
             max_body_bytes: 64 * 1024 * 1024,
             working_dir: PathBuf::from("."),
-            sandbox: oi_computer::SandboxPolicy::default(),
-            limits: oi_computer::ResourceLimits::default(),
             allowed_hosts: Vec::new(),
             insecure_no_key: false,
             max_connections: 4096,

@@ -155,7 +155,9 @@ async fn post_settings(
     let interpreter = session.interpreter().interpreter();
     let patched =
         apply_patch(&interpreter.settings(), &patch, state.policy()).map_err(|e| match e {
-            PatchError::Forbidden { .. } => ApiError::forbidden(e.to_string()),
+            PatchError::Forbidden { .. } | PatchError::Refused { .. } => {
+                ApiError::forbidden(e.to_string())
+            }
             PatchError::Unknown(_) | PatchError::Invalid { .. } | PatchError::NotAnObject => {
                 ApiError::unprocessable(e.to_string())
             }

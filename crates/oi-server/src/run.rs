@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use oi_core::{Interpreter, Settings};
+use oi_core::Settings;
 
 use crate::{AppState, InterpreterFactory, ServerConfig};
 
@@ -15,50 +15,12 @@ pub async fn run(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let (sandbox, limits) = (config.sandbox.clone(), config.limits);
-    // Probed once for all sessions.
-    let support = oi_computer::probe();
-    if sandbox.restricts() {
-        let network = if sandbox.network {
-            "network allowed"
-        } else {
-            "network denied"
-        };
-        eprintln!(
-            "sandbox for every session: {}, {network} ({support})",
-            sandbox.mode.as_str()
-        );
+    // One provider, one sandbox probe and one set of secrets for every session.
+    let assembly = oi_config::Assembly::new(&settings, config.api_key.as_deref());
+    for note in assembly.notes(&settings) {
+        eprintln!("{note}");
     }
-    // One provider for every session: it picks the wire from each request's settings, and its
-    // HTTP client's connection pool is shared.
-    let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
-        .unwrap_or_else(oi_llm::unavailable);
-    if let Some(warning) = sandbox.broad_workspace_warning() {
-        eprintln!("sandbox: {warning}");
-    }
-    // What no session's code may see or write: the server's and the model's keys, oi's
-    // conversations.
-    let key_vars = oi_llm::env::KNOWN_VARS
-        .into_iter()
-        .filter(|name| name.ends_with("_API_KEY"));
-    let mut secrets =
-        oi_computer::Secrets::of_oi(settings.llm.api_key.as_deref(), key_vars, |name| {
-            std::env::var(name).ok()
-        });
-    if let Some(key) = &config.api_key {
-        secrets = secrets.with_value(key.clone());
-    }
-    let conversations = settings.conversations_dir();
-    let factory: InterpreterFactory = Arc::new(move || {
-        let mut computer = oi_computer::LocalComputer::new()
-            .with_limits(limits)
-            .with_secrets(secrets.clone());
-        if let Some(dir) = &conversations {
-            computer = computer.with_protected_dir(dir.clone());
-        }
-        let computer = computer.with_sandbox_support(sandbox.clone(), support);
-        Interpreter::new(settings.clone(), model.clone(), Arc::new(computer))
-    });
+    let factory: InterpreterFactory = Arc::new(move || assembly.interpreter(settings.clone()));
     let (host, port) = (config.host.clone(), config.port);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))
         .await

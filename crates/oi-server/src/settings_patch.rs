@@ -1,8 +1,9 @@
 //! Reading and changing settings over the network (`GET /settings/{name}`,
 //! `POST /settings`), with the changes that must not come from the network refused.
 
+use oi_core::settings::{SettingsPatch, check_keys};
 use oi_core::{Message, Settings};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// What network clients may change beyond the ordinary settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,6 +35,14 @@ pub enum PatchError {
         key: String,
         /// What is wrong.
         reason: String,
+    },
+    /// The setting must not be changed this way over the network, whatever the flags.
+    #[error("{key}: {reason}")]
+    Refused {
+        /// The setting.
+        key: &'static str,
+        /// Why.
+        reason: &'static str,
     },
     /// The setting must not be changed over the network.
     #[error("{key} cannot be changed over the network unless the server is started with {flag}")]
@@ -75,58 +84,42 @@ pub fn get_setting(settings: &Settings, messages: &[Message], name: &str) -> Opt
     all.pointer(&pointer).cloned()
 }
 
-/// Applies `patch` to `current` (all or nothing).
+/// Applies `patch` (a JSON object of settings, as `POST /settings` sends it) to `current`, all
+/// or nothing.
 pub fn apply_patch(
     current: &Settings,
     patch: &Value,
     policy: NetworkPolicy,
 ) -> Result<Patched, PatchError> {
-    let Some(patch) = patch.as_object() else {
+    let Some(object) = patch.as_object() else {
         return Err(PatchError::NotAnObject);
     };
-    let mut merged = serde_json::to_value(current).unwrap_or(Value::Null);
-    let Some(target) = merged.as_object_mut() else {
-        return Err(PatchError::NotAnObject);
-    };
-    let mut messages = None;
-    for (key, value) in patch {
-        if key == "messages" {
-            let list: Vec<Message> =
-                serde_json::from_value(value.clone()).map_err(|e| PatchError::Invalid {
-                    key: key.clone(),
+    let mut object = object.clone();
+    let messages =
+        match object.remove("messages") {
+            Some(list) => Some(serde_json::from_value::<Vec<Message>>(list).map_err(|e| {
+                PatchError::Invalid {
+                    key: "messages".to_owned(),
                     reason: e.to_string(),
-                })?;
-            messages = Some(list);
-            continue;
-        }
-        let Some(slot) = target.get_mut(key) else {
-            return Err(PatchError::Unknown(key.clone()));
+                }
+            })?),
+            None => None,
         };
-        match (slot, value) {
-            (Value::Object(existing), Value::Object(sub)) => merge_sub(key, existing, sub)?,
-            (slot, value) => *slot = value.clone(),
-        }
+    let object = Value::Object(object);
+    if let Some(unknown) = check_keys(&object).into_iter().next() {
+        return Err(PatchError::Unknown(unknown.key));
     }
-    let settings: Settings = serde_json::from_value(merged).map_err(|e| PatchError::Invalid {
-        key: patch.keys().cloned().collect::<Vec<_>>().join(", "),
-        reason: e.to_string(),
-    })?;
+    let changes: SettingsPatch =
+        serde_json::from_value(object.clone()).map_err(|e| PatchError::Invalid {
+            key: object
+                .as_object()
+                .map(|o| o.keys().cloned().collect::<Vec<_>>().join(", "))
+                .unwrap_or_default(),
+            reason: e.to_string(),
+        })?;
+    let settings = current.patched(&changes);
     check_policy(current, &settings, policy)?;
     Ok(Patched { settings, messages })
-}
-
-fn merge_sub(
-    key: &str,
-    existing: &mut Map<String, Value>,
-    sub: &Map<String, Value>,
-) -> Result<(), PatchError> {
-    for (sub_key, value) in sub {
-        let Some(slot) = existing.get_mut(sub_key) else {
-            return Err(PatchError::Unknown(format!("{key}.{sub_key}")));
-        };
-        *slot = value.clone();
-    }
-    Ok(())
 }
 
 /// How permissive an approval policy is.
@@ -158,7 +151,47 @@ fn loosened_approval(old: &Settings, new: &Settings) -> Option<&'static str> {
     None
 }
 
+/// What a network client may never change, whatever the server's flags: the sandbox and
+/// the limits may only get stricter, and where conversations are written stays where the
+/// server's owner put it.
+fn check_fixed(old: &Settings, new: &Settings) -> Result<(), PatchError> {
+    let (before, after) = (&old.computer, &new.computer);
+    if before.sandbox.is_loosened_by(&after.sandbox) {
+        return Err(PatchError::Refused {
+            key: "sandbox",
+            reason: "the server's sandbox can only be made stricter over the network",
+        });
+    }
+    let raised = |old: Option<u64>, new: Option<u64>| match (old, new) {
+        (Some(old), Some(new)) => new > old,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let (l, m) = (before.limits, after.limits);
+    if raised(
+        l.max_processes.map(u64::from),
+        m.max_processes.map(u64::from),
+    ) || raised(l.max_memory_bytes, m.max_memory_bytes)
+        || raised(l.max_cpu_seconds, m.max_cpu_seconds)
+    {
+        return Err(PatchError::Refused {
+            key: "limits",
+            reason: "the server's resource limits can only be lowered over the network",
+        });
+    }
+    if old.conversation_history_path != new.conversation_history_path
+        || old.conversation_filename != new.conversation_filename
+    {
+        return Err(PatchError::Refused {
+            key: "conversation_history_path",
+            reason: "where the server writes conversations cannot be changed over the network",
+        });
+    }
+    Ok(())
+}
+
 fn check_policy(old: &Settings, new: &Settings, policy: NetworkPolicy) -> Result<(), PatchError> {
+    check_fixed(old, new)?;
     if !policy.allow_auto_run {
         if let Some(key) = loosened_approval(old, new) {
             return Err(PatchError::Forbidden {

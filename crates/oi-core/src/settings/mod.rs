@@ -7,6 +7,14 @@ use serde::{Deserialize, Serialize};
 use crate::policy::{ApprovalPolicy, Rules};
 use crate::prompts;
 
+pub mod computer;
+mod keys;
+mod patch;
+
+pub use computer::{ComputerSettings, ResourceLimits, SandboxMode, SandboxPolicy};
+pub use keys::{KeyError, check_keys, known_keys};
+pub use patch::{ComputerPatch, LimitsPatch, LlmPatch, SandboxPatch, SandboxSpec, SettingsPatch};
+
 /// Who receives code output in text mode (spec b.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -141,19 +149,28 @@ pub struct Settings {
     pub import_computer_api: bool,
     /// Plain-text display in the CLI.
     pub plain_text_display: bool,
+    /// Highlight the running line in the CLI.
+    pub highlight_active_line: bool,
+    /// Accept `"""` multi-line input in the CLI.
+    pub multi_line: bool,
     /// Disable telemetry (oi never sends any; kept for compatibility).
     pub disable_telemetry: bool,
     /// How code blocks are approved (`auto_run: true` means `auto`; `never-run` always wins).
     pub approval_policy: ApprovalPolicy,
-    /// Line prefixes (commands) that run without asking; every line of a block must match one.
+    /// Commands that run without asking: a shell block runs when it is one literal command (or
+    /// a pipe of them) whose words start with a rule's words (see `policy`).
     pub allow: Vec<String>,
-    /// Substrings that block a code block wherever they appear (deny wins over allow).
+    /// Text that blocks a code block when it appears in the raw code or in a shell command's
+    /// normalised words (deny wins over allow).
     pub deny: Vec<String>,
-    /// Block recursive deletes of `/`, the home directory and the working directory's parents,
-    /// and disk formatting, even with `auto_run` (on unless turned off explicitly).
+    /// The hard-deny list (a seat belt, not a wall): recursive deletes of `/`, system and home
+    /// directories and the working directory's parents, disk formatting and overwriting, fork
+    /// bombs, decoded payloads run by a shell — even with `auto_run`, unless turned off.
     pub hard_deny: bool,
     /// Model settings.
     pub llm: LlmSettings,
+    /// What the computer that runs code may do: sandbox and resource limits.
+    pub computer: ComputerSettings,
 }
 
 impl Default for Settings {
@@ -184,12 +201,15 @@ impl Default for Settings {
             conversation_filename: None,
             import_computer_api: false,
             plain_text_display: false,
+            highlight_active_line: true,
+            multi_line: true,
             disable_telemetry: false,
             approval_policy: ApprovalPolicy::AlwaysAsk,
             allow: Vec::new(),
             deny: Vec::new(),
             hard_deny: true,
             llm: LlmSettings::default(),
+            computer: ComputerSettings::default(),
         }
     }
 }

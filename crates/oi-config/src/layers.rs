@@ -1,0 +1,122 @@
+//! Settings from every layer, in order: Open Interpreter's defaults ← a profile ← the
+//! environment ← flags. (A server adds one more at run time: patches from its clients, which
+//! may only tighten what matters for safety — see oi-server's `settings_patch`.)
+
+use oi_core::Settings;
+use oi_core::settings::SettingsPatch;
+
+use crate::environment::env_patch;
+use crate::flags::SettingsArgs;
+use crate::profiles::{self, Profile, ProfileError};
+
+/// The layers that make a program's settings.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Layers {
+    /// The profile read, if any.
+    pub profile: Option<Profile>,
+    /// What the environment sets.
+    pub environment: SettingsPatch,
+    /// What the flags set.
+    pub flags: SettingsPatch,
+}
+
+impl Layers {
+    /// The layers of a program started with `args`: the profile they select (looked up as
+    /// [`profiles::load`] does), this process's environment, and the flags.
+    pub fn from_args(args: &SettingsArgs) -> Result<Layers, ProfileError> {
+        let dir = profiles::profiles_dir();
+        let profile = profiles::load(args.profile_name(), dir.as_deref())?;
+        Ok(Layers {
+            profile: Some(profile),
+            environment: env_patch(|k| std::env::var(k).ok()),
+            flags: args.patch(),
+        })
+    }
+
+    /// The settings: defaults, then each layer over the one before.
+    pub fn settings(&self) -> Settings {
+        let mut settings = Settings::default();
+        if let Some(profile) = &self.profile {
+            settings.apply(&profile.patch);
+        }
+        settings.apply(&self.environment);
+        settings.apply(&self.flags);
+        settings
+    }
+
+    /// What the profile skipped, as lines to print.
+    pub fn notes(&self) -> Vec<String> {
+        self.profile
+            .as_ref()
+            .map(Profile::note_lines)
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: SettingsArgs,
+    }
+
+    fn args(list: &[&str]) -> SettingsArgs {
+        let argv = crate::spelling::normalize(list.iter().map(|s| (*s).to_owned()));
+        Cli::parse_from(argv).settings
+    }
+
+    #[test]
+    fn flags_win_over_the_environment_over_the_profile_over_the_defaults() {
+        let profile = Profile::parse(
+            "llm:\n  model: openai/local\n  temperature: 0.5\nauto_run: false\nallow: [ls]\nlimits:\n  max_processes: 10\n  max_memory_bytes: 1000000\n",
+            "p.yaml",
+        )
+        .unwrap();
+        let layers = Layers {
+            profile: Some(profile),
+            environment: env_patch(|k| (k == "DISABLE_TELEMETRY").then(|| "true".to_owned())),
+            flags: args(&[
+                "oi",
+                "-y",
+                "-m",
+                "gpt-4o",
+                "--allow",
+                "git status",
+                "--max-processes",
+                "20",
+            ])
+            .patch(),
+        };
+        let settings = layers.settings();
+        assert_eq!(settings.llm.model, "gpt-4o", "the flag wins");
+        assert_eq!(
+            settings.llm.temperature, 0.5,
+            "the profile holds where no flag is given"
+        );
+        assert!(settings.auto_run && settings.disable_telemetry);
+        assert_eq!(
+            settings.allow,
+            ["ls", "git status"],
+            "--allow adds to the profile's rules"
+        );
+        assert_eq!(settings.computer.limits.max_processes, Some(20));
+        assert_eq!(settings.computer.limits.max_memory_bytes, Some(1_000_000));
+    }
+
+    #[test]
+    fn absent_flags_change_nothing() {
+        let settings = Layers {
+            flags: args(&["oi"]).patch(),
+            ..Layers::default()
+        }
+        .settings();
+        assert_eq!(settings, Settings::default());
+    }
+}
