@@ -22,6 +22,7 @@ mod lib_turn;
 mod lib_turns;
 mod load;
 mod measure;
+mod modules;
 mod python_tests;
 mod script_file;
 mod scripted_server;
@@ -51,6 +52,7 @@ fn main() -> anyhow::Result<()> {
         Some("lib-turns") => lib_turns::run(&args[1..]),
         Some("fetch-model") => fetch_model::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("modules") => modules::run(&args[1..]),
         Some("-h" | "--help") | None => {
             print!("{}", usage());
             Ok(())
