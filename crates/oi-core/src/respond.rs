@@ -266,6 +266,12 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
             if pending_code(&ctx.shared).is_none() {
                 let system = system_message(&ctx.settings, &ctx.computer).await;
                 let request = model_request(&ctx, system, insert_loop_message);
+                tracing::info!(
+                    model = %request.llm.model,
+                    messages = request.messages.len(),
+                    loop_message = insert_loop_message,
+                    "asking the model"
+                );
                 if insert_loop_message {
                     insert_loop_message = false;
                     for e in store.push(Chunk::assistant_message("\n\n")) { yield e; }
@@ -275,6 +281,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     match item {
                         Ok(delta) => for e in store.push(delta_chunk(delta)) { yield e; },
                         Err(error) => {
+                            tracing::info!(%error, "the model's reply failed; the turn ends");
                             if let Some(end) = store.close() { yield end; }
                             yield TurnEvent::Error(TurnError::Model(error));
                             return;
@@ -284,15 +291,19 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
             }
             let Some((language, code)) = pending_code(&ctx.shared) else {
                 if continue_loop(&ctx.settings, &ctx.shared) {
+                    tracing::info!("loop mode: no breaker phrase, going on with the loop message");
                     insert_loop_message = true;
                     continue;
                 }
+                tracing::info!("the reply has no code: the turn is done");
                 break;
             };
             let (language, code) = repair::repair(&language, &code);
             store_repaired(&ctx.shared, &language, &code);
             let supported = |name: &str| find_language(&languages, name).is_some();
-            match repair::plan(&language, &code, supported) {
+            let plan = repair::plan(&language, &code, supported);
+            tracing::debug!(%language, code_bytes = code.len(), ?plan, "code block read");
+            match plan {
                 CodePlan::Note(text) => {
                     store_note(&ctx.shared, text);
                     continue;
@@ -313,7 +324,9 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 CodePlan::Run { language, code } => {
                     // The code block is complete: its `end` flag goes out before anything runs.
                     if let Some(end) = store.close() { yield end; }
-                    let decision = match rules.judge(&language, &code) {
+                    let verdict = rules.judge(&language, &code);
+                    tracing::info!(%language, ?verdict, "approval rules judged the block");
+                    let decision = match verdict {
                         Verdict::Block(reason) => {
                             for e in store.push(Chunk::console_output(reason)) { yield e; }
                             if code == last_blocked {
@@ -327,7 +340,9 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                             let id = ctx.shared.next_approval_id();
                             let (request, pending) = ApprovalRequest::new(id, &language, &code);
                             yield TurnEvent::Approval(request);
-                            pending.wait().await
+                            let decision = pending.wait().await;
+                            tracing::info!(id, ?decision, "the approval request was answered");
+                            decision
                         }
                     };
                     if decision == Decision::Decline {
@@ -335,6 +350,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                         break;
                     }
                     let code = code_after_decision(&ctx.shared, decision, code);
+                    tracing::info!(%language, "running the code");
                     let mut output = ctx.computer.run(&language, &code);
                     while let Some(piece) = output.next().await {
                         for e in store.push(piece.into_chunk()) { yield e; }
