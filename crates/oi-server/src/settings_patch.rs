@@ -296,6 +296,51 @@ mod tests {
     }
 
     #[test]
+    fn the_sandbox_limits_and_conversation_path_only_tighten_whatever_the_flags() {
+        let mut server = Settings::default();
+        server.computer.sandbox.mode = oi_core::settings::SandboxMode::Workspace;
+        server.computer.limits.max_processes = Some(64);
+        let open = NetworkPolicy {
+            allow_auto_run: true,
+            allow_credentials: true,
+        };
+        let refused = |patch: Value| match apply_patch(&server, &patch, open) {
+            Err(PatchError::Refused { key, .. }) => key,
+            other => panic!("{patch}: {other:?}"),
+        };
+        assert_eq!(refused(json!({"sandbox": "off"})), "sandbox");
+        assert_eq!(
+            refused(json!({"sandbox": {"network": true, "mode": "workspace", "pass_env": ["X"]}})),
+            "sandbox"
+        );
+        assert_eq!(
+            refused(json!({"limits": {"max_processes": 1000}})),
+            "limits"
+        );
+        assert_eq!(
+            refused(json!({"conversation_history_path": "/etc"})),
+            "conversation_history_path"
+        );
+        let tighter = apply_patch(
+            &server,
+            &json!({"sandbox": "readonly", "limits": {"max_processes": 8}, "deny_network": null}),
+            open,
+        );
+        assert!(matches!(tighter, Err(PatchError::Unknown(ref k)) if k == "deny_network"));
+        let tighter = apply_patch(
+            &server,
+            &json!({"sandbox": "readonly", "limits": {"max_processes": 8}}),
+            open,
+        )
+        .unwrap();
+        assert_eq!(
+            tighter.settings.computer.sandbox.mode,
+            oi_core::settings::SandboxMode::ReadOnly
+        );
+        assert_eq!(tighter.settings.computer.limits.max_processes, Some(8));
+    }
+
+    #[test]
     fn messages_and_getters() {
         let patched =
             patch(json!({"messages": [{"role": "user", "type": "message", "content": "hi"}]}))
