@@ -13,13 +13,13 @@ pub const NOTE_PREFIX: &str = "> Note: oi left out the ";
 /// The note for `left_out` messages under `request`'s settings.
 pub fn note_text(left_out: usize, request: &ModelRequest) -> String {
     let window = capabilities(&request.llm).context_window;
-    let (count, verb) = if left_out == 1 {
-        ("oldest message".to_owned(), "is")
+    let count = if left_out == 1 {
+        "oldest message".to_owned()
     } else {
-        (format!("{left_out} oldest messages"), "are")
+        format!("{left_out} oldest messages")
     };
     format!(
-        "{NOTE_PREFIX}{count} of this conversation: it no longer fits {}'s context window of {window} tokens, so the oldest messages {verb} not sent (--context_window sets the window).\n\n",
+        "{NOTE_PREFIX}{count} of this conversation, which no longer fits {}'s context window of {window} tokens (--context_window sets the window).\n\n",
         request.llm.model.trim()
     )
 }

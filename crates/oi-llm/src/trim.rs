@@ -44,6 +44,36 @@ pub fn estimate_tokens(message: &PromptMessage) -> usize {
     PER_MESSAGE + chars_to_tokens(chars + MESSAGE_FRAMING)
 }
 
+/// Bytes of text the tokenizer reads at once. Its merging slows down with the square of a
+/// word's length, so a reply of one endless word is counted in pieces; the sum of the pieces'
+/// counts is at least the whole's (a cut never merges), which keeps trimming on the safe side.
+const PIECE_BYTES: usize = 4096;
+
+/// `text` in pieces of about [`PIECE_BYTES`], cut after whitespace where there is some.
+fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.len() <= PIECE_BYTES {
+            return Some(std::mem::take(&mut rest));
+        }
+        let mut end = PIECE_BYTES;
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        if let Some(space) = rest[..end].rfind(char::is_whitespace) {
+            if space > PIECE_BYTES / 2 {
+                end = space;
+            }
+        }
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
+    })
+}
+
 /// How tokens are counted for one model.
 #[derive(Clone, Copy)]
 pub enum Counter {
@@ -80,7 +110,9 @@ impl Counter {
     pub fn text(&self, text: &str) -> usize {
         match self {
             Counter::Estimate => chars_to_tokens(text.chars().count() + MESSAGE_FRAMING),
-            Counter::Tiktoken(bpe) => bpe.encode_ordinary(text).len(),
+            Counter::Tiktoken(bpe) => pieces(text)
+                .map(|piece| bpe.encode_ordinary(piece).len())
+                .sum(),
         }
     }
 
@@ -128,24 +160,65 @@ pub fn trim_prompt(prompt: &mut Prompt, llm: &LlmSettings) {
     if estimate.saturating_mul(10) <= budget.saturating_mul(7) {
         return;
     }
+    // No text longer than this can fit: shorten it before the tokenizer reads it, so a
+    // 16 MiB reply costs what the window costs, not what the reply does.
+    let cap = budget.saturating_mul(MAX_CHARS_PER_TOKEN);
+    shorten_chars(&mut prompt.system, cap);
+    for message in &mut prompt.messages {
+        for part in &mut message.parts {
+            match part {
+                Part::Text(text) => shorten_chars(text, cap),
+                Part::ToolResult(result) => shorten_chars(&mut result.content, cap),
+                Part::Image(_) | Part::ToolCall(_) => {}
+            }
+        }
+    }
     let counter = Counter::for_model(&llm.model);
     let system_cost = |system: &str| PER_MESSAGE + counter.text(system);
-    let total: usize = system_cost(&prompt.system)
-        + prompt
-            .messages
-            .iter()
-            .map(|m| counter.count(m))
-            .sum::<usize>();
-    if total <= budget {
+    let left = budget.saturating_sub(system_cost(&prompt.system));
+    if fits(&prompt.messages, left, &counter) {
         return;
     }
     if system_cost(&prompt.system) > budget / 2 {
         shorten_text(&mut prompt.system, budget / 2);
     }
-    let mut left = budget.saturating_sub(system_cost(&prompt.system));
+    let left = budget.saturating_sub(system_cost(&prompt.system));
     let before = prompt.messages.len();
+    let mut kept = newest_that_fit(std::mem::take(&mut prompt.messages), left, &counter);
+    // A tool result needs its call: drop results left at the front without one.
+    let orphan = |m: &PromptMessage| m.parts.iter().all(|p| matches!(p, Part::ToolResult(_)));
+    while kept.first().is_some_and(orphan) {
+        kept.remove(0);
+    }
+    prompt.left_out += before - kept.len();
+    prompt.messages = kept;
+}
+
+/// The most characters one token is assumed to stand for when shortening before counting
+/// (English averages 4; a text denser than this is shortened a little more than needed).
+const MAX_CHARS_PER_TOKEN: usize = 8;
+
+/// Whether all `messages` fit in `left` tokens (counted newest first, only until they do not).
+fn fits(messages: &[PromptMessage], mut left: usize, counter: &Counter) -> bool {
+    for message in messages.iter().rev() {
+        let cost = counter.count(message);
+        if cost > left {
+            return false;
+        }
+        left -= cost;
+    }
+    true
+}
+
+/// The newest `messages` that fit in `left` tokens, the boundary text message shortened from
+/// the middle to fit; counted newest first, and only until the budget is spent.
+fn newest_that_fit(
+    mut messages: Vec<PromptMessage>,
+    mut left: usize,
+    counter: &Counter,
+) -> Vec<PromptMessage> {
     let mut kept: Vec<PromptMessage> = Vec::new();
-    while let Some(mut message) = prompt.messages.pop() {
+    while let Some(mut message) = messages.pop() {
         let cost = counter.count(&message);
         if cost <= left {
             left -= cost;
@@ -168,13 +241,22 @@ pub fn trim_prompt(prompt: &mut Prompt, llm: &LlmSettings) {
         break;
     }
     kept.reverse();
-    // A tool result needs its call: drop results left at the front without one.
-    let orphan = |m: &PromptMessage| m.parts.iter().all(|p| matches!(p, Part::ToolResult(_)));
-    while kept.first().is_some_and(orphan) {
-        kept.remove(0);
+    kept
+}
+
+/// Shortens `text` from the middle to at most about `chars` characters.
+fn shorten_chars(text: &mut String, chars: usize) {
+    if text.len() <= chars {
+        return;
     }
-    prompt.left_out += before - kept.len();
-    prompt.messages = kept;
+    let count = text.chars().count();
+    if count <= chars {
+        return;
+    }
+    let half = chars / 2;
+    let left: String = text.chars().take(half).collect();
+    let right: String = text.chars().skip(count - half).collect();
+    *text = format!("{left}...{right}");
 }
 
 /// Shortens `text` from the middle (`left...right`) to about `tokens` tokens.
@@ -307,5 +389,29 @@ mod tests {
             p.messages.last().and_then(PromptMessage::as_text),
             Some("newest")
         );
+    }
+
+    #[test]
+    fn long_texts_are_counted_in_pieces_in_linear_time() {
+        let text = "abc def ".repeat(3000);
+        let joined: String = pieces(&text).collect();
+        assert_eq!(joined, text);
+        assert!(pieces(&text).all(|p| p.len() <= PIECE_BYTES));
+        let counter = Counter::for_model("gpt-4o");
+        let whole = match counter {
+            Counter::Tiktoken(bpe) => bpe.encode_ordinary(&text).len(),
+            Counter::Estimate => 0,
+        };
+        assert!(counter.text(&text) >= whole);
+        let started = std::time::Instant::now();
+        let endless = "x".repeat(1 << 20);
+        assert!(counter.text(&endless) > 0);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        let unicode = "é漢字".repeat(5000);
+        assert_eq!(pieces(&unicode).collect::<String>(), unicode);
     }
 }
