@@ -1,15 +1,17 @@
 //! The queue of replies the server works through.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::calculator;
 use crate::reply::Reply;
 
-/// What the scripted server answers: a queue of replies (one per request) or the built-in
-/// calculator.
+/// What the scripted server answers: a queue of replies (one per request), the built-in
+/// calculator, or a function of each request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Script {
     mode: Mode,
+    record: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +21,26 @@ enum Mode {
         total: usize,
     },
     Calculator,
+    Responder(Responder),
 }
+
+/// A function from a request body to its reply.
+#[derive(Clone)]
+struct Responder(Arc<dyn Fn(&serde_json::Value) -> Reply + Send + Sync>);
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder(..)")
+    }
+}
+
+impl PartialEq for Responder {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Responder {}
 
 /// What the server should do with one request.
 #[derive(Debug)]
@@ -40,7 +61,31 @@ impl Script {
         let total = replies.len();
         Script {
             mode: Mode::Queue { replies, total },
+            record: true,
         }
+    }
+
+    /// Answers each request with `respond(body)`, for as many requests as come: a model
+    /// that reacts to what it is asked (e.g. to the last user message), for long runs.
+    pub fn responder(
+        respond: impl Fn(&serde_json::Value) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        Script {
+            mode: Mode::Responder(Responder(Arc::new(respond))),
+            record: true,
+        }
+    }
+
+    /// The same script, with requests counted but not kept (a long run's requests, each
+    /// with the whole conversation, would otherwise fill the memory).
+    pub fn without_recording(mut self) -> Self {
+        self.record = false;
+        self
+    }
+
+    /// Whether requests are kept for [`ScriptedServer::requests`](crate::ScriptedServer::requests).
+    pub(crate) fn records(&self) -> bool {
+        self.record
     }
 
     /// The built-in calculator: asked to compute e.g. `239023*79043`, it answers with Python
@@ -49,6 +94,7 @@ impl Script {
     pub fn calculator() -> Self {
         Script {
             mode: Mode::Calculator,
+            record: true,
         }
     }
 
@@ -60,6 +106,7 @@ impl Script {
                 None => Next::Exhausted { total: *total },
             },
             Mode::Calculator => Next::Reply(calculator::answer(body)),
+            Mode::Responder(respond) => Next::Reply((respond.0)(body)),
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct RecordedRequest {
 struct Inner {
     script: Script,
     requests: Vec<RecordedRequest>,
+    /// Chat requests received (also when they are not recorded).
+    count: usize,
     ollama: Vec<Value>,
     /// Models pulled through `/api/pull` (listed by `/api/tags` from then on).
     pulled: Vec<String>,
@@ -81,6 +83,7 @@ impl ScriptedServer {
         let shared: Shared = Arc::new(Mutex::new(Inner {
             script,
             requests: Vec::new(),
+            count: 0,
             ollama: Vec::new(),
             pulled: Vec::new(),
         }));
@@ -125,9 +128,15 @@ impl ScriptedServer {
         lock(&self.shared).pulled.clone()
     }
 
-    /// Every chat-completions or messages request received so far, in order.
+    /// Every chat-completions or messages request received so far, in order (none for a
+    /// script [without recording](Script::without_recording)).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared).requests.clone()
+    }
+
+    /// How many chat-completions or messages requests were received so far.
+    pub fn request_count(&self) -> usize {
+        lock(&self.shared).count
     }
 }
 
@@ -316,16 +325,19 @@ fn handle(
     };
     let next = {
         let mut inner = lock(shared);
-        inner.requests.push(RecordedRequest {
-            path: uri.path().to_owned(),
-            query: uri.query().map(str::to_owned),
-            authorization: header_text(headers, header::AUTHORIZATION.as_str()),
-            api_key: header_text(headers, "x-api-key"),
-            anthropic_version: header_text(headers, "anthropic-version"),
-            headers: all_headers(headers),
-            body: body.clone(),
-        });
-        let count = inner.requests.len();
+        inner.count += 1;
+        if inner.script.records() {
+            inner.requests.push(RecordedRequest {
+                path: uri.path().to_owned(),
+                query: uri.query().map(str::to_owned),
+                authorization: header_text(headers, header::AUTHORIZATION.as_str()),
+                api_key: header_text(headers, "x-api-key"),
+                anthropic_version: header_text(headers, "anthropic-version"),
+                headers: all_headers(headers),
+                body: body.clone(),
+            });
+        }
+        let count = inner.count;
         match &parsed {
             Ok(_) => (inner.script.next(&body), count),
             Err(e) => {

@@ -304,3 +304,33 @@ async fn calculator_behaviour() {
         "Hello! Ask me to compute something, like 239023*79043."
     );
 }
+
+#[tokio::test]
+async fn a_responder_answers_each_request_from_its_body_without_keeping_it() {
+    let script = Script::responder(|body| {
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("")
+            .to_owned();
+        Reply::text(format!("you said {last}"))
+    })
+    .without_recording();
+    let server = ScriptedServer::start(script).await.unwrap();
+    for word in ["one", "two", "three"] {
+        let response = post(
+            &server,
+            streaming(json!([{"role": "user", "content": word}])),
+        )
+        .await;
+        let body = response.text().await.unwrap();
+        let text: String = deltas(&body)
+            .iter()
+            .filter_map(|c| c["delta"]["content"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(text, format!("you said {word}"));
+    }
+    assert_eq!(server.request_count(), 3);
+    assert!(server.requests().is_empty(), "nothing kept");
+}
