@@ -1,82 +1,34 @@
 //! [`AsyncInterpreter`]: the chunk-in / chunk-out face of an interpreter that the server (and
 //! any other async program) drives (spec c.5).
 //!
-//! User chunks go in through [`AsyncInterpreter::input`]; each input's turn runs in its own
-//! task and its chunks come out of [`AsyncInterpreter::output`], followed by
+//! User chunks go in through [`AsyncInterpreter::input`] (or, for a connection that builds
+//! its own inputs, [`AsyncInterpreter::act`]); each input's turn runs in its own task and its
+//! chunks come out of [`AsyncInterpreter::output`], followed by
 //! `{"role":"server","type":"status","content":"complete"}`. Every input gets its own turn and
-//! its own `complete`: a new input interrupts the running turn, or, in queue mode, waits for
-//! it. Nothing here blocks: taking an input never waits for a turn to end.
+//! its own `complete`, in input order, except a turn that a newer input or `stop` interrupted
+//! (it sends nothing more): a new input interrupts the running turn, or, in queue mode, waits
+//! for it. Nothing here blocks: taking an input never waits for a turn to end.
 
 use std::sync::{Arc, Mutex};
 
-use oi_core::{Chunk, Interpreter, Kind};
+use oi_core::{Chunk, Interpreter};
 use tokio::sync::mpsc;
 
-use crate::accumulate::{AccumulateError, Accumulator};
 use crate::config::InterruptMode;
-use crate::frames::{FrameError, UserChunk};
-use crate::turns::{Queued, TurnStart, Turns, lock};
-
-/// Why an input chunk was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InputError {
-    /// The frame is not a user chunk.
-    #[error(transparent)]
-    Frame(#[from] FrameError),
-    /// The chunk could not be turned into messages.
-    #[error(transparent)]
-    Accumulate(#[from] AccumulateError),
-    /// A `command` message other than `stop` or `go`.
-    #[error("unknown command {0:?}: use \"stop\" or \"go\"")]
-    UnknownCommand(String),
-    /// The input being built grew past a limit; it was discarded.
-    #[error(
-        "{what} is over the limit of {limit} bytes before its `end`; the input was discarded (the rest of it up to `end` is ignored): send less, or start the server with a larger {flag}"
-    )]
-    TooLarge {
-        /// What was too large: one message, or the whole pending input.
-        what: &'static str,
-        /// The limit, in bytes.
-        limit: usize,
-        /// The server flag that raises it.
-        flag: &'static str,
-    },
-}
-
-/// How much user input may wait for its `end`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InputLimits {
-    /// The most bytes one message (built from `start` and `content` chunks) may hold.
-    pub max_message_bytes: usize,
-    /// The most bytes all messages of one input may hold together.
-    pub max_pending_bytes: usize,
-}
-
-impl Default for InputLimits {
-    fn default() -> Self {
-        InputLimits {
-            max_message_bytes: 16 * 1024 * 1024,
-            max_pending_bytes: 32 * 1024 * 1024,
-        }
-    }
-}
-
-/// The input being received.
-#[derive(Default)]
-struct InputState {
-    accumulator: Accumulator,
-    /// The input went over a limit: its chunks are ignored up to `end`.
-    discarding: bool,
-}
+use crate::frames::UserChunk;
+pub use crate::input::{Input, InputBuilder, InputError, InputLimits, Step};
+use crate::outgoing::{InputRef, Outgoing, Sink, TurnOutput};
+use crate::turns::{Queued, Settled, TurnStart, Turns, lock};
 
 struct Inner {
     interpreter: Interpreter,
     mode: InterruptMode,
     limits: InputLimits,
-    input: Mutex<InputState>,
+    /// The input of callers without a connection ([`AsyncInterpreter::input`]).
+    input: Mutex<InputBuilder>,
     turns: Mutex<Turns>,
-    tx: mpsc::UnboundedSender<Chunk>,
-    rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Chunk>>,
+    tx: Sink,
+    rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Outgoing>>,
 }
 
 /// An interpreter driven by streamed chunks. Cloning gives another handle to the same one.
@@ -100,7 +52,7 @@ impl AsyncInterpreter {
                 interpreter,
                 mode,
                 limits,
-                input: Mutex::default(),
+                input: Mutex::new(InputBuilder::new(limits)),
                 turns: Mutex::default(),
                 tx,
                 rx: tokio::sync::Mutex::new(rx),
@@ -111,6 +63,11 @@ impl AsyncInterpreter {
     /// The wrapped interpreter (settings, messages, computer).
     pub fn interpreter(&self) -> &Interpreter {
         &self.inner.interpreter
+    }
+
+    /// The limits an input is built under (for a connection's own [`InputBuilder`]).
+    pub fn limits(&self) -> InputLimits {
+        self.inner.limits
     }
 
     /// Takes one user chunk (spec c.5): `start` interrupts a running turn (or, in queue mode,
@@ -134,100 +91,81 @@ impl AsyncInterpreter {
     }
 
     fn take_input(&self, chunk: &UserChunk) -> Result<(), InputError> {
-        if chunk.start {
-            if self.inner.mode == InterruptMode::Interrupt {
-                lock(&self.inner.turns).stop_current();
-            }
-            let mut input = lock(&self.inner.input);
-            input.discarding = false;
-            input.accumulator.push(chunk);
-            return self.check_size(&mut input);
-        }
-        if chunk.content.is_some() {
-            let mut input = lock(&self.inner.input);
-            if !input.discarding {
-                input.accumulator.push(chunk);
-                return self.check_size(&mut input);
-            }
-            return Ok(());
-        }
-        if !chunk.end {
-            return Ok(());
-        }
-        let mut messages = {
-            let mut input = lock(&self.inner.input);
-            if std::mem::take(&mut input.discarding) {
-                return Ok(());
-            }
-            input.accumulator.take()?
-        };
-        let command = messages
-            .last()
-            .filter(|m| m.kind == Kind::Command)
-            .map(|m| m.text().trim().to_owned());
-        if command.is_some() {
-            messages.pop();
-        }
-        match command.as_deref() {
-            Some("stop") => {
-                self.stop_all();
-                self.emit(Chunk::complete());
-            }
-            Some("go") => self.start(TurnStart::Go, self.inner.tx.clone()),
-            Some(other) => return Err(InputError::UnknownCommand(other.to_owned())),
-            None => self.start(TurnStart::Chat(messages), self.inner.tx.clone()),
-        }
+        let step = lock(&self.inner.input).take(chunk)?;
+        self.act(step, None);
         Ok(())
     }
 
-    /// Discards the pending input when it grew past a limit (and ignores the rest of it).
-    fn check_size(&self, input: &mut InputState) -> Result<(), InputError> {
-        let limits = self.inner.limits;
-        let over = if input.accumulator.last_message_bytes() > limits.max_message_bytes {
-            Some((
-                "one message",
-                limits.max_message_bytes,
-                "--max-message-bytes",
-            ))
-        } else if input.accumulator.bytes() > limits.max_pending_bytes {
-            Some(("the input", limits.max_pending_bytes, "--max-pending-bytes"))
-        } else {
-            None
-        };
-        let Some((what, limit, flag)) = over else {
-            return Ok(());
-        };
-        input.accumulator.clear();
-        input.discarding = true;
-        Err(InputError::TooLarge { what, limit, flag })
+    /// Acts on what one user chunk did to an input built elsewhere (a connection's own
+    /// [`InputBuilder`]); the input's `complete` will answer `answers`.
+    pub fn act(&self, step: Step, answers: Option<InputRef>) {
+        match step {
+            Step::Pending | Step::Discarded => {}
+            Step::Opened => {
+                if self.inner.mode == InterruptMode::Interrupt {
+                    lock(&self.inner.turns).stop_current();
+                }
+            }
+            Step::Ended(Input::Stop) => {
+                self.stop_all();
+                self.emit_out(Outgoing::complete(answers));
+            }
+            Step::Ended(Input::Go) => self.start(TurnStart::Go, self.inner.tx.clone(), answers),
+            Step::Ended(Input::Messages(messages)) => {
+                self.start(TurnStart::Chat(messages), self.inner.tx.clone(), answers);
+            }
+        }
     }
 
-    /// Drops the input received so far that has not been ended (its connection closed).
+    /// Answers an input that failed at its `end` (an unknown command, a bad field) with its
+    /// error and `complete`, in its turn (after the inputs before it, in queue mode).
+    pub fn act_failed(&self, error: &InputError, answers: Option<InputRef>) {
+        self.start(
+            TurnStart::Fail(error.to_string()),
+            self.inner.tx.clone(),
+            answers,
+        );
+    }
+
+    /// Drops the input received so far that has not been ended (of [`input`](Self::input)).
     pub async fn discard_pending(&self) {
-        let mut input = lock(&self.inner.input);
-        input.accumulator.clear();
-        input.discarding = false;
+        lock(&self.inner.input).clear();
     }
 
-    /// Roughly how many bytes of input wait for their `end`.
+    /// Roughly how many bytes of input wait for their `end` (of [`input`](Self::input)).
     pub async fn pending_bytes(&self) -> usize {
-        lock(&self.inner.input).accumulator.bytes()
+        lock(&self.inner.input).bytes()
     }
 
     /// The next outgoing chunk, waiting for one: the turns' framed LMC chunks (confirmations
     /// included), `error` chunks, and `complete` after each input.
     pub async fn output(&self) -> Option<Chunk> {
+        self.next_out().await.map(|out| out.chunk)
+    }
+
+    /// [`output`](Self::output) with the input each `complete` answers.
+    pub async fn next_out(&self) -> Option<Outgoing> {
         self.inner.rx.lock().await.recv().await
     }
 
     /// Puts `chunk` on the output (e.g. a server error about a malformed frame).
     pub fn emit(&self, chunk: Chunk) {
+        self.emit_out(Outgoing::plain(chunk));
+    }
+
+    /// Puts `out` on the output.
+    pub fn emit_out(&self, out: Outgoing) {
         // The receiver lives as long as `self`.
-        let _ = self.inner.tx.send(chunk);
+        let _ = self.inner.tx.send(out);
     }
 
     /// Whether a turn is running (a turn parked at an approval waits; it does not run).
     pub async fn is_running(&self) -> bool {
+        self.running()
+    }
+
+    /// [`is_running`](Self::is_running), without waiting.
+    pub fn running(&self) -> bool {
         lock(&self.inner.turns).busy()
     }
 
@@ -245,10 +183,10 @@ impl AsyncInterpreter {
             turns.queue.drain(..).collect()
         };
         for queued in dropped {
-            let _ = queued.sink.send(Chunk::server_error(
+            let _ = queued.sink.send(Outgoing::plain(Chunk::server_error(
                 "stopped before its turn began: a `stop` came while it waited",
-            ));
-            let _ = queued.sink.send(Chunk::complete());
+            )));
+            let _ = queued.sink.send(Outgoing::complete(queued.answers));
         }
     }
 
@@ -256,51 +194,64 @@ impl AsyncInterpreter {
     /// the returned receiver instead of [`output`](Self::output), ending with `complete`; any
     /// other turn is stopped first. Dropping the receiver stops the turn. This is how the
     /// OpenAI-compatible endpoint runs turns.
-    pub async fn run_separately(&self, start: TurnStart) -> mpsc::UnboundedReceiver<Chunk> {
+    pub async fn run_separately(&self, start: TurnStart) -> TurnOutput {
         let (tx, rx) = mpsc::unbounded_channel();
         if start != TurnStart::Go {
             lock(&self.inner.turns).stop_current();
         }
-        self.start(start, tx);
-        rx
+        self.start(start, tx, None);
+        TurnOutput(rx)
     }
 
     /// Starts `start`, or queues it behind the running turn in queue mode.
-    fn start(&self, start: TurnStart, sink: mpsc::UnboundedSender<Chunk>) {
+    fn start(&self, start: TurnStart, sink: Sink, answers: Option<InputRef>) {
         let mut turns = lock(&self.inner.turns);
         if start == TurnStart::Go {
             if let Some(running) = turns.current.as_ref() {
-                if running.go(sink.clone()) {
+                if running.go(sink.clone(), answers) {
                     return;
                 }
             }
         }
-        if self.inner.mode == InterruptMode::Queue && turns.busy() {
-            turns.queue.push_back(Queued { start, sink });
+        if self.inner.mode == InterruptMode::Queue && (turns.busy() || !turns.queue.is_empty()) {
+            turns.queue.push_back(Queued {
+                start,
+                sink,
+                answers,
+            });
             return;
         }
         turns.stop_current();
-        self.spawn(&mut turns, start, sink);
+        self.spawn(&mut turns, start, sink, answers);
     }
 
-    fn spawn(&self, turns: &mut Turns, start: TurnStart, sink: mpsc::UnboundedSender<Chunk>) {
+    fn spawn(&self, turns: &mut Turns, start: TurnStart, sink: Sink, answers: Option<InputRef>) {
         let next = Arc::downgrade(&self.inner);
-        turns.spawn(&self.inner.interpreter, start, sink, move |generation| {
+        let settled: Settled = Arc::new(move |generation| {
             if let Some(inner) = next.upgrade() {
-                AsyncInterpreter { inner }.turn_ended(generation);
+                AsyncInterpreter { inner }.turn_settled(generation);
             }
         });
+        turns.spawn(&self.inner.interpreter, start, sink, answers, settled);
     }
 
-    /// A turn ended by itself: start the next queued input, if it is still this turn's turn.
-    fn turn_ended(&self, generation: u64) {
+    /// A turn ended by itself or parked at an approval (its `complete` is out): start the next
+    /// queued input, if it is still this turn's turn. A parked turn is stopped for it, as a new
+    /// message stops it in interrupt mode.
+    fn turn_settled(&self, generation: u64) {
         let mut turns = lock(&self.inner.turns);
-        if turns.current.as_ref().map(|r| r.generation) != Some(generation) {
+        let Some(current) = turns.current.as_ref() else {
+            return;
+        };
+        if current.generation != generation {
             return;
         }
-        turns.current = None;
+        if current.is_finished() {
+            turns.current = None;
+        }
         if let Some(next) = turns.queue.pop_front() {
-            self.spawn(&mut turns, next.start, next.sink);
+            turns.stop_current();
+            self.spawn(&mut turns, next.start, next.sink, next.answers);
         }
     }
 }

@@ -128,6 +128,16 @@ pub fn chunk_text(chunk: &Chunk, id: Option<&str>) -> String {
     }
 }
 
+/// A chunk's text with `"input": NUMBER` added (a `complete` answering that input of the
+/// connection it is sent to).
+pub fn with_input(text: &str, number: u64) -> String {
+    match text.strip_suffix('}') {
+        Some(body) if body.len() > 1 => format!("{body},\"input\":{number}}}"),
+        Some(_) => format!("{{\"input\":{number}}}"),
+        None => text.to_owned(),
+    }
+}
+
 /// The reply to an auth frame: `{"auth": true|false}`.
 pub fn auth_text(ok: bool) -> String {
     format!("{{\"auth\":{ok}}}")
@@ -178,5 +188,8 @@ mod tests {
             serde_json::json!({"role":"server","type":"status","content":"complete","id":"s-1"})
         );
         assert_eq!(chunk_text(&chunk, None), chunk.to_json());
+        let tagged: Value = serde_json::from_str(&with_input(&text, 3)).unwrap();
+        assert_eq!(tagged["input"], 3);
+        assert_eq!(tagged["id"], "s-1");
     }
 }

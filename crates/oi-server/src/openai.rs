@@ -342,7 +342,7 @@ fn server_status(chunk: &Chunk) -> Option<Result<(), &str>> {
     }
 }
 
-fn sse_response(mut chunks: mpsc::UnboundedReceiver<Chunk>, reply: Reply) -> Response {
+fn sse_response(mut chunks: crate::outgoing::TurnOutput, reply: Reply) -> Response {
     let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
     tokio::spawn(async move {
         let first = reply.event(
@@ -437,7 +437,7 @@ struct Usage {
 }
 
 async fn complete_response(
-    mut chunks: mpsc::UnboundedReceiver<Chunk>,
+    mut chunks: crate::outgoing::TurnOutput,
     reply: Reply,
 ) -> Result<Response, ApiError> {
     let mut text = String::new();

@@ -15,7 +15,8 @@ use axum::extract::ws::Utf8Bytes;
 use oi_core::Chunk;
 use tokio::time::Instant;
 
-use crate::frames::chunk_text;
+use crate::frames::{chunk_text, with_input};
+use crate::outgoing::{InputRef, Outgoing};
 
 /// A chunk ready for the socket: its text (with its `id` in acknowledge mode).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +25,21 @@ pub struct Frame {
     seq: Option<u64>,
     /// The JSON text sent.
     pub text: Utf8Bytes,
+    /// For a `complete`: the input it answers.
+    answers: Option<InputRef>,
+}
+
+impl Frame {
+    /// The text to send on connection `connection` of the session: a `complete` answering an
+    /// input of that connection carries `"input": N`.
+    pub fn text_for(&self, connection: u64) -> Utf8Bytes {
+        match self.answers {
+            Some(input) if input.connection == connection => {
+                Utf8Bytes::from(with_input(self.text.as_str(), input.number))
+            }
+            _ => self.text.clone(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -81,10 +97,17 @@ impl Outbox {
     /// Writes `chunk` for the socket; in acknowledge mode it gets a fresh `id` and is kept
     /// until acked.
     pub fn prepare(&self, chunk: &Chunk) -> Frame {
+        self.prepare_out(&Outgoing::plain(chunk.clone()))
+    }
+
+    /// [`prepare`](Self::prepare) for a chunk that may answer an input.
+    pub fn prepare_out(&self, out: &Outgoing) -> Frame {
+        let (chunk, answers) = (&out.chunk, out.answers);
         if !self.acknowledge {
             return Frame {
                 seq: None,
                 text: Utf8Bytes::from(chunk_text(chunk, None)),
+                answers,
             };
         }
         let mut state = self.state();
@@ -94,6 +117,7 @@ impl Outbox {
         let frame = Frame {
             seq: Some(seq),
             text: Utf8Bytes::from(chunk_text(chunk, Some(&id))),
+            answers,
         };
         state.unacked.push_back(Pending {
             seq,

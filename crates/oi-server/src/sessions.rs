@@ -65,6 +65,12 @@ pub struct Attachment {
 }
 
 impl Attachment {
+    /// The connection's number in its session (from 1): what a `complete` names with the
+    /// input it answers.
+    pub fn connection(&self) -> u64 {
+        self.id
+    }
+
     /// Why the server closed this connection, if it did.
     pub fn reason(&self) -> Option<CloseReason> {
         *lock(&self.reason)

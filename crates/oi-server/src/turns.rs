@@ -16,8 +16,9 @@ use oi_core::{
     ApprovalRequest, ChatInput, Chunk, Interpreter, Kind, Message, Role, StopHandle, Turn,
     TurnEvent,
 };
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+use crate::outgoing::{InputRef, Outgoing, Sink};
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
@@ -35,29 +36,46 @@ pub enum TurnStart {
     /// conversation as it is and that code's approval request is answered "run" (the user
     /// said `go` for exactly that block).
     Go,
+    /// An input that could not be taken (an unknown command, a bad role): its error chunk and
+    /// `complete` are sent in its turn, after the inputs before it.
+    Fail(String),
 }
 
-/// Where a turn's chunks go. Closed when the turn is stopped, so a stopped turn sends nothing.
+/// Where a turn's chunks go, and which input its `complete` answers. Closed when the turn is
+/// stopped, so a stopped turn sends nothing.
 #[derive(Clone)]
-pub(crate) struct Route(Arc<Mutex<Option<mpsc::UnboundedSender<Chunk>>>>);
+pub(crate) struct Route(Arc<Mutex<Option<Target>>>);
+
+/// An open route.
+struct Target {
+    sink: Sink,
+    answers: Option<InputRef>,
+}
 
 impl Route {
-    pub(crate) fn new(sink: mpsc::UnboundedSender<Chunk>) -> Self {
-        Route(Arc::new(Mutex::new(Some(sink))))
+    pub(crate) fn new(sink: Sink, answers: Option<InputRef>) -> Self {
+        Route(Arc::new(Mutex::new(Some(Target { sink, answers }))))
     }
 
     /// Sends `chunk`; false when the route is closed or its consumer is gone.
     fn send(&self, chunk: Chunk) -> bool {
         lock(&self.0)
             .as_ref()
-            .is_some_and(|sink| sink.send(chunk).is_ok())
+            .is_some_and(|target| target.sink.send(Outgoing::plain(chunk)).is_ok())
     }
 
-    /// From now on the turn's chunks go to `sink`.
-    fn redirect(&self, sink: mpsc::UnboundedSender<Chunk>) {
+    /// Sends the `complete` of the input the turn answers now.
+    fn complete(&self) -> bool {
+        lock(&self.0)
+            .as_ref()
+            .is_some_and(|target| target.sink.send(Outgoing::complete(target.answers)).is_ok())
+    }
+
+    /// From now on the turn's chunks go to `sink`, and its `complete` answers `answers`.
+    fn redirect(&self, sink: Sink, answers: Option<InputRef>) {
         let mut route = lock(&self.0);
         if route.is_some() {
-            *route = Some(sink);
+            *route = Some(Target { sink, answers });
         }
     }
 
@@ -102,13 +120,13 @@ impl Running {
         self.finished.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Approves the parked request, sending the rest of the turn to `sink`; false when the
-    /// turn is not parked.
-    pub(crate) fn go(&self, sink: mpsc::UnboundedSender<Chunk>) -> bool {
+    /// Approves the parked request, sending the rest of the turn to `sink` (its `complete`
+    /// answers `answers`, the `go`); false when the turn is not parked.
+    pub(crate) fn go(&self, sink: Sink, answers: Option<InputRef>) -> bool {
         let Some(request) = lock(&self.parked).take() else {
             return false;
         };
-        self.route.redirect(sink);
+        self.route.redirect(sink, answers);
         request.approve();
         true
     }
@@ -117,7 +135,9 @@ impl Running {
 /// An input waiting for the turn before it (queue mode).
 pub(crate) struct Queued {
     pub(crate) start: TurnStart,
-    pub(crate) sink: mpsc::UnboundedSender<Chunk>,
+    pub(crate) sink: Sink,
+    /// The input it answers.
+    pub(crate) answers: Option<InputRef>,
 }
 
 /// The session's turns.
@@ -143,20 +163,22 @@ impl Turns {
         }
     }
 
-    /// Starts `start` now, its chunks going to `sink`; `on_end` runs in the task when the turn
-    /// ends by itself (to start what was queued).
+    /// Starts `start` now, its chunks going to `sink` and its `complete` answering `answers`;
+    /// `settled` runs in the task with the turn's generation when the turn ends by itself or
+    /// parks at an approval (to start what was queued).
     pub(crate) fn spawn(
         &mut self,
         interpreter: &Interpreter,
         start: TurnStart,
-        sink: mpsc::UnboundedSender<Chunk>,
-        on_end: impl FnOnce(u64) + Send + 'static,
+        sink: Sink,
+        answers: Option<InputRef>,
+        settled: Settled,
     ) {
         self.next_generation += 1;
         let generation = self.next_generation;
         let running = Running {
             cancel: CancellationToken::new(),
-            route: Route::new(sink),
+            route: Route::new(sink, answers),
             parked: Arc::default(),
             stop: Arc::default(),
             finished: Arc::default(),
@@ -167,6 +189,8 @@ impl Turns {
             route: running.route.clone(),
             parked: running.parked.clone(),
             stop: running.stop.clone(),
+            settled: settled.clone(),
+            generation,
         };
         let cancel = running.cancel.clone();
         let finished = running.finished.clone();
@@ -178,12 +202,15 @@ impl Turns {
             };
             finished.store(true, std::sync::atomic::Ordering::SeqCst);
             if ended {
-                on_end(generation);
+                settled(generation);
             }
         });
         self.current = Some(running);
     }
 }
+
+/// Called with a turn's generation when it ends by itself or parks at an approval.
+pub(crate) type Settled = Arc<dyn Fn(u64) + Send + Sync>;
 
 /// What a turn's task holds.
 struct TurnTask {
@@ -191,11 +218,18 @@ struct TurnTask {
     route: Route,
     parked: Arc<Mutex<Option<ApprovalRequest>>>,
     stop: Arc<Mutex<Option<StopHandle>>>,
+    settled: Settled,
+    generation: u64,
 }
 
 impl TurnTask {
     async fn run(&self, start: TurnStart) {
         let (turn, go_for) = match start {
+            TurnStart::Fail(message) => {
+                self.route.send(Chunk::server_error(message));
+                self.route.complete();
+                return;
+            }
             TurnStart::Chat(messages) => (self.interpreter.chat(ChatInput::Append(messages)), None),
             TurnStart::Go => {
                 let pending = self
@@ -223,13 +257,15 @@ impl TurnTask {
                     }
                     let shown = self.route.send(request.confirmation());
                     *lock(&self.parked) = Some(request);
-                    shown && self.route.send(Chunk::complete())
+                    let answered = shown && self.route.complete();
+                    (self.settled)(self.generation);
+                    answered
                 }
                 TurnEvent::Error(error) => {
                     self.route.send(Chunk::server_error(error.to_string()));
-                    self.route.send(Chunk::complete())
+                    self.route.complete()
                 }
-                TurnEvent::Complete => self.route.send(Chunk::complete()),
+                TurnEvent::Complete => self.route.complete(),
             };
             if !sent {
                 return;

@@ -4,8 +4,11 @@
 //!
 //! The reader and the writer are independent tasks: the reader takes every frame as it comes
 //! (acks, auth, `stop`, close) whatever the turn or the writer is doing, and never waits for a
-//! turn; a client's close frame is answered at once. The writer sends the session's output.
-//! JSON is read and written only here and in [`crate::frames`].
+//! turn; a client's close frame is answered at once, even while a send is under way. The
+//! writer sends the session's output. Each connection builds its own input, numbering the
+//! inputs it sends (so that each `complete` can say which it answers); a connection that is
+//! taken over or drops leaves no half-built input behind. JSON is read and written only here
+//! and in [`crate::frames`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,8 +21,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::frames::{ClientFrame, auth_text, parse_client_frame};
+use crate::frames::{ClientFrame, UserChunk, auth_text, parse_client_frame};
+use crate::input::{InputBuilder, InputError};
 use crate::outbox::Frame;
+use crate::outgoing::{InputRef, Outgoing};
 use crate::sessions::{AttachGuard, Attachment, CloseReason, Session};
 use crate::state::AppState;
 
@@ -60,15 +65,24 @@ fn close(code: u16, reason: &str) -> Message {
     }))
 }
 
-async fn send(sink: &mut Sink, message: Message) -> bool {
-    matches!(
-        tokio::time::timeout(SEND_TIMEOUT, sink.send(message)).await,
-        Ok(Ok(()))
-    )
+/// Sends `message`; false when the socket failed, the send took too long, or the connection
+/// must end (`stop` is cancelled: taken over, closed by the client, shut down). A send cut
+/// short leaves the rest of its frame in the WebSocket's buffer, whole, for the final flush.
+async fn send(sink: &mut Sink, message: Message, stop: &CancellationToken) -> bool {
+    tokio::select! {
+        biased;
+        () = stop.cancelled() => false,
+        sent = tokio::time::timeout(SEND_TIMEOUT, sink.send(message)) => matches!(sent, Ok(Ok(()))),
+    }
 }
 
-async fn send_frame(sink: &mut Sink, frame: &Frame) -> bool {
-    send(sink, Message::Text(frame.text.clone())).await
+async fn send_frame(
+    sink: &mut Sink,
+    frame: &Frame,
+    connection: u64,
+    stop: &CancellationToken,
+) -> bool {
+    send(sink, Message::Text(frame.text_for(connection)), stop).await
 }
 
 /// Whether a connection must authenticate in-band before it may attach to its session.
@@ -108,10 +122,6 @@ pub async fn serve_socket(
     ));
     let client_closed = read_loop(stream, &control_tx, &session, &attachment, &state).await;
     reader_done.cancel();
-    if session.is_attached(&attachment) {
-        // Input this connection started and never ended would otherwise stay in memory.
-        session.interpreter().discard_pending().await;
-    }
     if client_closed {
         let _ = control_tx.send(Control::CloseReply);
     }
@@ -154,10 +164,13 @@ async fn read_loop(
     attachment: &Attachment,
     state: &AppState,
 ) -> bool {
+    let mut input = ConnectionInput::new(session, attachment.connection());
     loop {
         let frame = tokio::select! {
             () = attachment.token.cancelled() => {
-                drain_acks(&mut stream, session).await;
+                if session.outbox().acknowledge() {
+                    drain_acks(&mut stream, session).await;
+                }
                 return false;
             }
             () = state.shutdown.cancelled() => return false,
@@ -173,8 +186,7 @@ async fn read_loop(
                 report(
                     session,
                     "binary frames are not supported: send JSON text frames",
-                )
-                .await;
+                );
                 continue;
             }
             Message::Close(_) => return true,
@@ -191,12 +203,50 @@ async fn read_loop(
                     || key.as_deref().is_some_and(|k| state.config.key_ok(Some(k)));
                 let _ = control.send(Control::Text(auth_text(ok).into()));
             }
-            Ok(ClientFrame::Chunk(chunk)) => {
-                if let Err(e) = session.interpreter().input_chunk(&chunk).await {
-                    report(session, e.to_string()).await;
-                }
+            Ok(ClientFrame::Chunk(chunk)) => input.take(&chunk),
+            Err(e) => report(session, e.to_string()),
+        }
+    }
+}
+
+/// The input a connection is building, and how many inputs it has sent.
+struct ConnectionInput<'a> {
+    session: &'a Session,
+    builder: InputBuilder,
+    connection: u64,
+    /// Inputs ended so far (`end` chunks).
+    ended: u64,
+}
+
+impl<'a> ConnectionInput<'a> {
+    fn new(session: &'a Session, connection: u64) -> Self {
+        ConnectionInput {
+            session,
+            builder: InputBuilder::new(session.interpreter().limits()),
+            connection,
+            ended: 0,
+        }
+    }
+
+    /// Takes one user chunk: every chunk belongs to the input being built, numbered one more
+    /// than the inputs ended before it.
+    fn take(&mut self, chunk: &UserChunk) {
+        let answers = Some(InputRef {
+            connection: self.connection,
+            number: self.ended + 1,
+        });
+        if chunk.end {
+            self.ended += 1;
+        }
+        let interpreter = self.session.interpreter();
+        match self.builder.take(chunk) {
+            Ok(step) => interpreter.act(step, answers),
+            Err(error @ InputError::TooLarge { .. }) => {
+                // The input is discarded now: it is answered now (its `end` adds nothing).
+                interpreter.emit(Chunk::server_error(error.to_string()));
+                interpreter.emit_out(Outgoing::complete(answers));
             }
-            Err(e) => report(session, e.to_string()).await,
+            Err(error) => interpreter.act_failed(&error, answers),
         }
     }
 }
@@ -215,12 +265,13 @@ async fn drain_acks(stream: &mut SplitStream<WebSocket>, session: &Session) {
     }
 }
 
-/// Sends a server error; then `complete` if no turn is running (a client waiting for the end
-/// of its request learns it failed; a running turn is not cut short).
-async fn report(session: &Session, message: impl Into<String>) {
+/// Reports a frame that is no input (not JSON, binary, not an object): a server error, then
+/// `complete` if no turn is running (a client waiting for the end of its request learns it
+/// failed; a running turn is not cut short).
+fn report(session: &Session, message: impl Into<String>) {
     let interpreter = session.interpreter();
     interpreter.emit(Chunk::server_error(message));
-    if !interpreter.is_running().await {
+    if !interpreter.running() {
         interpreter.emit(Chunk::complete());
     }
 }
@@ -243,6 +294,14 @@ async fn write_loop(
         Some(_) => pump(&mut sink, &mut control, &session, &attachment, &state).await,
         None => Ending::Quietly,
     };
+    attachment.token.cancel();
+    if session.outbox().acknowledge() {
+        // The newcomer replays once this connection's reader has taken in the acks its client
+        // already sent (bounded: a vanished client's socket may never say more).
+        let _ = tokio::time::timeout(TAKEOVER_DRAIN, reader_done.cancelled()).await;
+    }
+    // The outbox is handed over now: what follows only says goodbye to this client.
+    drop(guard);
     let farewell = match end {
         Ending::ClientClosed => None,
         Ending::Quietly if state.shutdown.is_cancelled() => {
@@ -263,11 +322,6 @@ async fn write_loop(
     // Flushes what the WebSocket library queued: the answer to a client's close frame, or
     // the close frame it wrote for a protocol error (1009 too big, 1007 not UTF-8).
     let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.flush()).await;
-    attachment.token.cancel();
-    // The newcomer replays once this connection's reader has taken in the acks its client
-    // already sent (bounded: a vanished client's socket may never say more).
-    let _ = tokio::time::timeout(TAKEOVER_DRAIN, reader_done.cancelled()).await;
-    drop(guard);
 }
 
 /// Why the writer stopped.
@@ -288,8 +342,10 @@ async fn pump(
     state: &AppState,
 ) -> Ending {
     let outbox = session.outbox();
+    let connection = attachment.connection();
+    let stop = &attachment.token;
     for frame in outbox.replay() {
-        if !send_frame(sink, &frame).await {
+        if !send_frame(sink, &frame, connection, stop).await {
             outbox.failed(frame);
             return Ending::Quietly;
         }
@@ -308,28 +364,28 @@ async fn pump(
             biased;
             message = control.recv() => match message {
                 Some(Control::Text(text)) => {
-                    if !send(sink, Message::Text(text)).await {
+                    if !send(sink, Message::Text(text), stop).await {
                         return Ending::Quietly;
                     }
                 }
                 Some(Control::CloseReply) => return Ending::ClientClosed,
                 None => return Ending::Quietly,
             },
-            () = attachment.token.cancelled() => return Ending::Quietly,
+            () = stop.cancelled() => return Ending::Quietly,
             () = state.shutdown.cancelled() => return Ending::Quietly,
             () = resend => {
                 for frame in outbox.overdue(Instant::now()) {
-                    if !send_frame(sink, &frame).await {
+                    if !send_frame(sink, &frame, connection, stop).await {
                         return Ending::Quietly;
                     }
                     outbox.sent(&frame);
                 }
             }
-            chunk = interpreter.output() => {
-                let Some(chunk) = chunk else { return Ending::Quietly };
-                let frame = outbox.prepare(&chunk);
+            out = interpreter.next_out() => {
+                let Some(out) = out else { return Ending::Quietly };
+                let frame = outbox.prepare_out(&out);
                 session.touch();
-                if !send_frame(sink, &frame).await {
+                if !send_frame(sink, &frame, connection, stop).await {
                     outbox.failed(frame);
                     return Ending::Quietly;
                 }

@@ -166,7 +166,8 @@ async fn approval_with_stop() {
     let stopped = until_complete(&mut ws, false).await;
     assert_eq!(
         wire(&stopped),
-        r#"{"content":"complete","role":"server","type":"status"}"#
+        r#"{"content":"complete","input":2,"role":"server","type":"status"}"#,
+        "the stop is the second input of this connection"
     );
     let oi = server.state.sessions.default_session();
     let messages = oi.interpreter().interpreter().messages();

@@ -1,0 +1,60 @@
+//! What a session sends: LMC chunks, each `complete` knowing which input it answers.
+//!
+//! Every input a connection sends (each `end` chunk: a message, `go` or `stop`) is numbered
+//! 1, 2, 3, … on that connection. The `complete` that answers it is sent with
+//! `"input": N` to that connection, so a client can tell its own answer from the `complete`
+//! of an earlier input, of an earlier connection, or of a turn it interrupted.
+
+use oi_core::Chunk;
+use tokio::sync::mpsc;
+
+/// The input a `complete` answers: the connection that sent it (per session) and its number
+/// there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputRef {
+    /// The connection, numbered per session from 1.
+    pub connection: u64,
+    /// The input's number on that connection, from 1.
+    pub number: u64,
+}
+
+/// A chunk on its way out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    /// The chunk.
+    pub chunk: Chunk,
+    /// For a `complete`: the input it answers, if it came from a connection.
+    pub answers: Option<InputRef>,
+}
+
+impl Outgoing {
+    /// A chunk that answers nothing.
+    pub fn plain(chunk: Chunk) -> Self {
+        Outgoing {
+            chunk,
+            answers: None,
+        }
+    }
+
+    /// The `complete` answering `input`.
+    pub fn complete(input: Option<InputRef>) -> Self {
+        Outgoing {
+            chunk: Chunk::complete(),
+            answers: input,
+        }
+    }
+}
+
+/// Where a session's (or one turn's) chunks are sent.
+pub type Sink = mpsc::UnboundedSender<Outgoing>;
+
+/// The chunks of a turn run apart from the session's output (the OpenAI endpoint), up to and
+/// including its `complete`; dropping it stops the turn.
+pub struct TurnOutput(pub(crate) mpsc::UnboundedReceiver<Outgoing>);
+
+impl TurnOutput {
+    /// The next chunk, waiting for it; `None` once the turn is over.
+    pub async fn recv(&mut self) -> Option<Chunk> {
+        self.0.recv().await.map(|out| out.chunk)
+    }
+}
