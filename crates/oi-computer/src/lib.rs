@@ -17,12 +17,12 @@
 //! provider credentials unless passed through ([`SandboxPolicy::pass_env`]).
 
 mod applescript;
-mod cap;
 #[cfg(target_os = "linux")]
 mod capabilities;
 mod cgroup;
 mod child;
 mod confine;
+mod driver_events;
 mod engine;
 mod environment;
 mod host;
@@ -34,16 +34,16 @@ mod landlock;
 mod languages;
 mod limits;
 mod local;
-mod markers;
 #[cfg(target_os = "linux")]
 mod namespaces;
+mod output_cap;
+mod output_markers;
 mod powershell;
 mod proc_watch;
 mod process;
 mod protected;
 mod python;
 mod r;
-mod recipient;
 mod ruby;
 mod sandbox;
 mod screenshot;

@@ -17,7 +17,7 @@ use crate::engine;
 use crate::environment::Secrets;
 use crate::languages::{ALL, Language};
 use crate::limits::ResourceLimits;
-use crate::recipient::MarkerFilter;
+use crate::output_markers::MarkerFilter;
 use crate::sandbox::{SandboxPolicy, SandboxSupport};
 use crate::screenshot::Shooters;
 use crate::session::{Fate, Handle, Item, Session};

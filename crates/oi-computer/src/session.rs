@@ -12,9 +12,9 @@ use oi_core::lmc::Kind;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 
-use crate::cap::OutputCap;
 use crate::child::ExitWatch;
-use crate::markers::{MarkerParser, Piece};
+use crate::driver_events::{MarkerParser, Piece};
+use crate::output_cap::OutputCap;
 use crate::process::Spawned;
 use crate::unit::Unit;
 
