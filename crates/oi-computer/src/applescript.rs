@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::confine::Confine;
 use crate::host;
 use crate::languages::{Language, missing_program_message};
-use crate::process::{Spawned, program_exists};
+use crate::spawn::{Spawned, program_exists};
 
 /// The one-line answer on systems other than macOS.
 pub(crate) const NOT_MACOS: &str = "AppleScript is only available on macOS; this machine cannot run it. Use Python or Shell instead.\n";

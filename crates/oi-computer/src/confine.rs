@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::child::Step;
 use crate::environment::{Inherit, Secrets};
 use crate::limits::{ResourceLimits, Rlimits};
-use crate::sandbox::{SandboxMode, SandboxPolicy, SandboxSupport};
+use crate::sandbox_support::{SandboxMode, SandboxPolicy, SandboxSupport};
 
 /// The sandbox policy, resource limits, secrets and kernel support every session of a
 /// computer uses.
@@ -86,9 +86,9 @@ impl Confine {
     pub(crate) fn support(&self) -> SandboxSupport {
         *self.support.get_or_init(|| {
             if self.policy.mode == SandboxMode::Off {
-                crate::sandbox::probe_light()
+                crate::sandbox_support::probe_light()
             } else {
-                crate::sandbox::probe()
+                crate::sandbox_support::probe()
             }
         })
     }
@@ -398,7 +398,7 @@ impl Confinement {
         if let Some(dir) = &self.workdir {
             // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
             if unsafe { libc::chdir(dir.as_ptr()) } != 0 {
-                return Err((Step::WorkDir, crate::process::errno()));
+                return Err((Step::WorkDir, crate::spawn::errno()));
             }
         }
         self.rlimits

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use crate::confine::Confine;
 use crate::languages::Language;
-use crate::process::Spawned;
 use crate::session::{Limits, Session};
+use crate::spawn::Spawned;
 
 /// A started session and the bytes to write to it before the first command.
 pub(crate) struct Started {
@@ -48,7 +48,7 @@ pub(crate) fn start(
     let session = Session::new(spawned, &nonce, limits, workdir)
         .map_err(|e| format!("Could not start the {} session: {e}\n", language.name()))?;
     if let Some(max) = confine.limits.max_processes {
-        crate::proc_watch::watch_processes(std::sync::Arc::clone(&session.handle), max).map_err(
+        crate::procfs::watch_processes(std::sync::Arc::clone(&session.handle), max).map_err(
             |e| {
                 format!(
                     "Could not watch the {} session's processes: {e}\n",

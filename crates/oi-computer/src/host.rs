@@ -4,7 +4,7 @@
 //! the program but not the host, which then cleans up and reports the run done.
 
 use crate::confine::Confine;
-use crate::process::{Spawned, program_exists, spawn};
+use crate::spawn::{Spawned, program_exists, spawn};
 
 /// Starts a host shell; returns it with its setup script and a private work directory.
 pub(crate) fn start(

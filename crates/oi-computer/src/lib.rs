@@ -21,6 +21,7 @@ mod applescript;
 mod capabilities;
 mod cgroup;
 mod child;
+mod computer;
 mod confine;
 mod driver_events;
 mod engine;
@@ -33,34 +34,33 @@ mod javascript;
 mod landlock;
 mod languages;
 mod limits;
-mod local;
 #[cfg(target_os = "linux")]
 mod namespaces;
 mod output_cap;
 mod output_markers;
 mod powershell;
-mod proc_watch;
-mod process;
+mod procfs;
 mod protected;
 mod python;
 mod r;
 mod ruby;
-mod sandbox;
+mod sandbox_support;
 mod screenshot;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod session;
+mod session_unit;
 mod shell;
-mod unit;
+mod spawn;
 
+pub use computer::{DEFAULT_OUTPUT_CAP, LocalComputer, merge_outputs};
 pub use environment::{
     MIN_SECRET_VALUE_LEN, PROVIDER_KEY_SUFFIXES, PROVIDER_KEY_VARS, SERVER_KEY_VAR, Secrets,
     is_provider_key,
 };
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
-pub use local::{DEFAULT_OUTPUT_CAP, LocalComputer, merge_outputs};
-pub use sandbox::{
+pub use sandbox_support::{
     NamespaceSupport, SandboxMode, SandboxPolicy, SandboxSupport, UnknownSandboxMode,
     broad_workspace_warning, probe,
 };

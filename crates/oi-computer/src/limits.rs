@@ -60,7 +60,7 @@ fn nproc_backstop(max: u32) -> Option<u64> {
     if uid == 0 {
         return None;
     }
-    let tasks = crate::proc_watch::tasks_of_uid(uid)?;
+    let tasks = crate::procfs::tasks_of_uid(uid)?;
     Some(tasks + 4 * u64::from(max) + 64)
 }
 

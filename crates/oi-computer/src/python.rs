@@ -5,7 +5,7 @@
 
 use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
-use crate::process::{Spawned, program_exists, spawn};
+use crate::spawn::{Spawned, program_exists, spawn};
 
 /// The driver script the session runs.
 const DRIVER: &str = include_str!("python_driver.py");

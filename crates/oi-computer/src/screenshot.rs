@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::process::{Signal, program_exists, signal_group};
+use crate::spawn::{Signal, program_exists, signal_group};
 
 /// The programs tried, in order.
 const BROWSERS: [&str; 4] = [

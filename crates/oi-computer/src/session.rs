@@ -15,8 +15,8 @@ use tokio::sync::mpsc;
 use crate::child::ExitWatch;
 use crate::driver_events::{MarkerParser, Piece};
 use crate::output_cap::OutputCap;
-use crate::process::Spawned;
-use crate::unit::Unit;
+use crate::session_unit::Unit;
+use crate::spawn::Spawned;
 
 /// What the reader thread (or a watchdog) reports to the run that is reading.
 #[derive(Debug, Clone, PartialEq, Eq)]

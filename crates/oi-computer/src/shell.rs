@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
-use crate::process::{Spawned, program_exists, spawn};
+use crate::spawn::{Spawned, program_exists, spawn};
 
 /// Which shell a session runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

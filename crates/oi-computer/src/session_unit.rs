@@ -14,7 +14,7 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use crate::cgroup::Leaf;
-use crate::process::{Signal, group_alive, signal_group};
+use crate::spawn::{Signal, group_alive, signal_group};
 
 /// One session's processes.
 #[derive(Debug)]
@@ -108,13 +108,13 @@ impl Unit {
             return leaf
                 .pids()
                 .into_iter()
-                .filter(|pid| crate::proc_watch::is_live(&pid.to_string()))
+                .filter(|pid| crate::procfs::is_live(&pid.to_string()))
                 .count();
         }
         if let Some(inode) = self.pid_namespace {
-            return crate::proc_watch::count_namespace(inode);
+            return crate::procfs::count_namespace(inode);
         }
-        crate::proc_watch::count_group(self.pgid)
+        crate::procfs::count_group(self.pgid)
     }
 
     /// Sends `signal` to the interpreter (0: only checks it exists); true when delivered.

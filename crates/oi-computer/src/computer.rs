@@ -18,7 +18,7 @@ use crate::environment::Secrets;
 use crate::languages::{ALL, Language};
 use crate::limits::ResourceLimits;
 use crate::output_markers::MarkerFilter;
-use crate::sandbox::{SandboxPolicy, SandboxSupport};
+use crate::sandbox_support::{SandboxPolicy, SandboxSupport};
 use crate::screenshot::Shooters;
 use crate::session::{Fate, Handle, Item, Session};
 
@@ -116,7 +116,7 @@ impl LocalComputer {
     /// runs with what can be enforced and the first run says so once. Takes effect for
     /// sessions started afterwards.
     pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
-        let support = policy.restricts().then(crate::sandbox::probe);
+        let support = policy.restricts().then(crate::sandbox_support::probe);
         self.with_confine(policy, support)
     }
 

@@ -2,7 +2,7 @@
 //! process groups.
 //!
 //! Every `unsafe` block of the crate lives here or in the small syscall modules (`child.rs`,
-//! `landlock.rs`, `seccomp.rs`, `namespaces.rs`, `capabilities.rs`, `limits.rs`, `unit.rs`),
+//! `landlock.rs`, `seccomp.rs`, `namespaces.rs`, `capabilities.rs`, `limits.rs`, `session_unit.rs`),
 //! each in a tiny wrapper with the reason it is sound.
 
 use std::ffi::{CString, OsString};
@@ -16,7 +16,7 @@ use tokio::net::unix::pipe;
 
 use crate::child::{ExitWatch, Plan};
 use crate::confine::Confine;
-use crate::unit::Unit;
+use crate::session_unit::Unit;
 
 /// A signal the computer sends to a session's process group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
