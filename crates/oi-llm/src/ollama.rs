@@ -26,6 +26,18 @@ pub fn model_name(name: &str) -> &str {
     name.strip_suffix(":latest").unwrap_or(name)
 }
 
+/// Ollama's "model not found" answer said as what to do: pull the model.
+pub fn not_pulled(error: ModelError, model: &str) -> ModelError {
+    match &error {
+        ModelError::Status { status: 404, body } if body.contains("not found") => {
+            ModelError::Config(format!(
+                "Ollama does not have the model `{model}`: run `ollama pull {model}` (oi offers to pull it when started from the terminal)."
+            ))
+        }
+        _ => error,
+    }
+}
+
 /// The context length of `model` from `POST {host}/api/show` (`model_info.*.context_length`).
 pub async fn context_length(client: &reqwest::Client, host: &str, model: &str) -> Option<u64> {
     let url = format!("{}/api/show", host.trim_end_matches('/'));
@@ -87,5 +99,21 @@ mod tests {
         assert_eq!(host_of("http://h:1"), "http://h:1");
         assert_eq!(model_name("llama3.1:latest"), "llama3.1");
         assert_eq!(model_name("llama3.1:8b"), "llama3.1:8b");
+    }
+
+    #[test]
+    fn a_model_not_found_is_said_as_a_pull() {
+        let error = ModelError::Status {
+            status: 404,
+            body: r#"{"error":{"message":"model \"llama9\" not found, try pulling it first"}}"#
+                .into(),
+        };
+        let text = not_pulled(error, "llama9").to_string();
+        assert!(text.contains("ollama pull llama9"), "{text}");
+        let other = ModelError::Status {
+            status: 500,
+            body: "boom".into(),
+        };
+        assert_eq!(not_pulled(other.clone(), "x"), other);
     }
 }

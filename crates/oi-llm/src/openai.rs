@@ -249,8 +249,12 @@ impl LanguageModel for OpenAiCompatible {
             let mut replies = Box::pin(transport.stream(call, move || {
                 if tools { Decoder::Tools(ToolCallReader::new()) } else { Decoder::Text(TextDecoder::new()) }
             }));
+            let ollama_model = is_ollama(&request.llm.model).then_some(endpoint.model);
             while let Some(item) = replies.next().await {
-                yield item;
+                yield item.map_err(|error| match &ollama_model {
+                    Some(model) => ollama::not_pulled(error, model),
+                    None => error,
+                });
             }
         })
     }

@@ -228,3 +228,20 @@ fn unknown_and_unsupported_prefixes_are_one_line_errors() {
         "{bedrock}"
     );
 }
+
+#[tokio::test]
+async fn an_ollama_model_that_is_not_pulled_is_said_as_a_pull() {
+    let body = r#"{"error":{"message":"model \"llama9\" not found, try pulling it first","type":"api_error"}}"#;
+    let server = ScriptedServer::start(Script::new([Reply::status(404, body)]))
+        .await
+        .unwrap();
+    let env = Env::empty().with("OLLAMA_HOST", &format!("http://{}", server.addr()));
+    let model = provider_for(&request("ollama/llama9").llm, env).unwrap();
+    let replies = one_reply(model.as_ref(), request("ollama/llama9")).await;
+    match replies.as_slice() {
+        [Err(ModelError::Config(text))] => {
+            assert!(text.contains("ollama pull llama9"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
