@@ -6,7 +6,8 @@ use std::path::Path;
 use crate::confine::Confine;
 use crate::host;
 use crate::languages::{Language, missing_program_message};
-use crate::spawn::{Spawned, program_exists};
+use crate::programs::program_exists;
+use crate::spawn::Spawned;
 
 /// The one-line answer on systems other than macOS.
 pub(crate) const NOT_MACOS: &str = "AppleScript is only available on macOS; this machine cannot run it. Use Python or Shell instead.\n";

@@ -4,7 +4,7 @@
 //!
 //! Every `unsafe` block here is a one-syscall wrapper with the reason it is sound.
 
-use crate::spawn::errno;
+use crate::errno::errno;
 
 /// `CAP_SYS_ADMIN`.
 const CAP_SYS_ADMIN: u32 = 21;

@@ -18,7 +18,7 @@ use std::process::ExitStatus;
 use tokio::sync::watch;
 
 use crate::confine::Confinement;
-use crate::spawn::errno;
+use crate::errno::errno;
 
 /// Stack of the thread that starts and waits for one child.
 const STARTER_STACK: usize = 256 * 1024;
@@ -207,7 +207,7 @@ pub(crate) fn start(plan: Plan, after_exit: Box<dyn FnOnce() + Send>) -> std::io
 fn clone_and_exec(plan: Plan) -> std::io::Result<(libc::pid_t, Option<OwnedFd>, bool)> {
     let argv = pointers(&plan.argv);
     let envp = pointers(&plan.envp);
-    let (mut report_read, report_write) = crate::spawn::pipe()?;
+    let (mut report_read, report_write) = crate::pipe::pipe()?;
     // SAFETY: getpid cannot fail and touches no memory.
     let parent = unsafe { libc::getpid() };
     let flags = plan.confinement.clone_flags();

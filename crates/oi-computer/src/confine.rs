@@ -398,7 +398,7 @@ impl Confinement {
         if let Some(dir) = &self.workdir {
             // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
             if unsafe { libc::chdir(dir.as_ptr()) } != 0 {
-                return Err((Step::WorkDir, crate::spawn::errno()));
+                return Err((Step::WorkDir, crate::errno::errno()));
             }
         }
         self.rlimits

@@ -24,7 +24,7 @@ pub(crate) fn start(
     grace: Duration,
     confine: &Confine,
 ) -> Result<Started, String> {
-    let nonce = crate::session::nonce();
+    let nonce = crate::nonce::nonce();
     let limits = Limits { output_cap, grace };
     let plain = |spawned: Spawned| (spawned, Vec::new(), None);
     let with_dir =

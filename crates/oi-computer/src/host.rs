@@ -4,7 +4,8 @@
 //! the program but not the host, which then cleans up and reports the run done.
 
 use crate::confine::Confine;
-use crate::spawn::{Spawned, program_exists, spawn};
+use crate::programs::program_exists;
+use crate::spawn::{Spawned, spawn};
 
 /// Starts a host shell; returns it with its setup script and a private work directory.
 pub(crate) fn start(

@@ -7,7 +7,8 @@ use std::path::Path;
 use crate::confine::Confine;
 use crate::host;
 use crate::languages::{Language, missing_program_message};
-use crate::spawn::{Spawned, program_exists};
+use crate::programs::program_exists;
+use crate::spawn::Spawned;
 
 /// Starts the host for Java runs, or says which program is missing.
 pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {

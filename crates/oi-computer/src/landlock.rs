@@ -249,7 +249,7 @@ pub(crate) fn allow_in_child(fd: RawFd, path: &std::ffi::CStr, access: u64) -> R
     // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
     let dir = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
     if dir < 0 {
-        return Err(crate::spawn::errno());
+        return Err(crate::errno::errno());
     }
     let attr = PathBeneathAttr {
         allowed_access: access,
@@ -269,7 +269,7 @@ pub(crate) fn allow_in_child(fd: RawFd, path: &std::ffi::CStr, access: u64) -> R
     let result = if rc == 0 {
         Ok(())
     } else {
-        Err(crate::spawn::errno())
+        Err(crate::errno::errno())
     };
     // SAFETY: `dir` is ours and closed once.
     unsafe { libc::close(dir) };
@@ -282,7 +282,7 @@ pub(crate) fn restrict_self(fd: RawFd) -> Result<(), i32> {
     // SAFETY: a plain syscall on a descriptor number; no memory is passed.
     let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) };
     if rc != 0 {
-        return Err(crate::spawn::errno());
+        return Err(crate::errno::errno());
     }
     Ok(())
 }
@@ -294,7 +294,7 @@ pub(crate) fn set_no_new_privs() -> Result<(), i32> {
     // SAFETY: prctl with integer arguments only; no memory is passed.
     let rc = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
     if rc != 0 {
-        return Err(crate::spawn::errno());
+        return Err(crate::errno::errno());
     }
     Ok(())
 }

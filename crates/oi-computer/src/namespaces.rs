@@ -16,8 +16,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::child::Step;
+use crate::errno::errno;
 use crate::sandbox_support::NamespaceSupport;
-use crate::spawn::errno;
 
 /// Mount flags a read-only bind remount must keep (inside a user namespace, the kernel refuses
 /// to drop them).

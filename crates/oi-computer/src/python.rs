@@ -5,7 +5,8 @@
 
 use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
-use crate::spawn::{Spawned, program_exists, spawn};
+use crate::programs::program_exists;
+use crate::spawn::{Spawned, spawn};
 
 /// The driver script the session runs.
 const DRIVER: &str = include_str!("python_driver.py");

@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
-use crate::spawn::{Spawned, program_exists, spawn};
+use crate::programs::program_exists;
+use crate::spawn::{Spawned, spawn};
 
 /// The driver script the session runs (passed in the environment, evaluated by `-e`).
 const DRIVER: &str = include_str!("r_driver.R");

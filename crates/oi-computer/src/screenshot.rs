@@ -8,7 +8,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::spawn::{Signal, program_exists, signal_group};
+use crate::process_group::{Signal, signal_group};
+use crate::programs::program_exists;
 
 /// The programs tried, in order.
 const BROWSERS: [&str; 4] = [

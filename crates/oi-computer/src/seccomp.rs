@@ -280,7 +280,7 @@ pub(crate) fn install(program: &[sock_filter]) -> Result<(), i32> {
         )
     };
     if rc != 0 {
-        return Err(crate::spawn::errno());
+        return Err(crate::errno::errno());
     }
     Ok(())
 }

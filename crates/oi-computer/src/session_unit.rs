@@ -14,7 +14,7 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use crate::cgroup::Leaf;
-use crate::spawn::{Signal, group_alive, signal_group};
+use crate::process_group::{Signal, group_alive, signal_group};
 
 /// One session's processes.
 #[derive(Debug)]

@@ -12,7 +12,8 @@ use std::path::Path;
 
 use crate::confine::Confine;
 use crate::languages::{Language, missing_program_message};
-use crate::spawn::{Spawned, program_exists, spawn};
+use crate::programs::program_exists;
+use crate::spawn::{Spawned, spawn};
 
 /// Which shell a session runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
