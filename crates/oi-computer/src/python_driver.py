@@ -897,14 +897,17 @@ _driver_globals = globals()
 _HIDE = "@@@HIDE_TRACEBACK@@@"
 
 
-def _print_exception(exc):
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_globals is _driver_globals:
+def _user_frames(tb):
+    """The traceback's frames without the driver's own (its run loop and magics)."""
+    while tb is not None:
+        if tb.tb_frame.f_globals is not _driver_globals:
+            yield tb.tb_frame, tb.tb_lineno
         tb = tb.tb_next
-    report = traceback.TracebackException(type(exc), exc, tb)
-    # Frames of the driver's own helpers (magics) are not the user's business.
-    report.stack = traceback.StackSummary.from_list(
-        [frame for frame in report.stack if frame.filename != "<string>"])
+
+
+def _print_exception(exc):
+    report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    report.stack = traceback.StackSummary.extract(_user_frames(exc.__traceback__))
     text = "".join(report.format())
     if _HIDE in text:
         # spec a.6: the traceback is replaced by the text after the last marker
