@@ -11,105 +11,18 @@
 
 use std::ffi::CString;
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::ExitStatusExt;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::process::ExitStatus;
 
 use tokio::sync::watch;
 
+use crate::child_step::Step;
+use crate::clone::{clone_process, reap};
 use crate::confine::Confinement;
 use crate::errno::errno;
 
 /// Stack of the thread that starts and waits for one child.
 const STARTER_STACK: usize = 256 * 1024;
-
-/// A step of the child between clone and exec, for error reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// Joining the session's cgroup (not fatal: the session runs without it).
-    JoinCgroup,
-    /// `setsid`: a new session without a controlling terminal.
-    NewSession,
-    /// `PR_SET_PDEATHSIG`.
-    DeathSignal,
-    /// Pointing stdin, stdout and stderr at the session's pipes.
-    Stdio,
-    /// Writing the user namespace's maps.
-    UserMaps,
-    /// Making mount propagation one-way.
-    Propagation,
-    /// Mounting the session's own `/proc`.
-    Proc,
-    /// Bind-mounting protected directories.
-    Bind,
-    /// Changing to the working directory.
-    WorkDir,
-    /// Setting resource limits.
-    Rlimits,
-    /// Dropping capabilities.
-    Capabilities,
-    /// Setting `no_new_privs`.
-    NoNewPrivs,
-    /// Enforcing the Landlock ruleset.
-    Landlock,
-    /// Installing a seccomp filter.
-    Seccomp,
-    /// `execve`.
-    Exec,
-}
-
-const STEPS: [Step; 15] = [
-    Step::JoinCgroup,
-    Step::NewSession,
-    Step::DeathSignal,
-    Step::Stdio,
-    Step::UserMaps,
-    Step::Propagation,
-    Step::Proc,
-    Step::Bind,
-    Step::WorkDir,
-    Step::Rlimits,
-    Step::Capabilities,
-    Step::NoNewPrivs,
-    Step::Landlock,
-    Step::Seccomp,
-    Step::Exec,
-];
-
-impl Step {
-    fn code(self) -> u8 {
-        STEPS
-            .iter()
-            .position(|s| *s == self)
-            .and_then(|i| u8::try_from(i).ok())
-            .unwrap_or(u8::MAX)
-    }
-
-    fn from_code(code: u8) -> Step {
-        STEPS.get(usize::from(code)).copied().unwrap_or(Step::Exec)
-    }
-
-    /// What failed, for the error message.
-    fn describe(self) -> &'static str {
-        match self {
-            Step::JoinCgroup => "could not join the session's cgroup",
-            Step::NewSession => "could not start a new terminal session",
-            Step::DeathSignal => "could not tie the session to oi's life",
-            Step::Stdio => "could not connect the session's pipes",
-            Step::UserMaps => "could not map the user into the session's user namespace",
-            Step::Propagation => "could not make the session's mounts private",
-            Step::Proc => "could not mount the session's own /proc",
-            Step::Bind => "could not bind-mount oi's directories read-only for the session",
-            Step::WorkDir => "could not enter the working directory",
-            Step::Rlimits => "could not set the resource limits",
-            Step::Capabilities => "could not drop capabilities",
-            Step::NoNewPrivs => "could not set no_new_privs",
-            Step::Landlock => "could not enforce the Landlock sandbox",
-            Step::Seccomp => "could not install the seccomp filter",
-            Step::Exec => "could not run the program",
-        }
-    }
-}
 
 /// A report record kind: the child gave up.
 const FATAL: u8 = 1;
@@ -254,74 +167,6 @@ fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
         .map(|s| s.as_ptr())
         .chain(std::iter::once(std::ptr::null()))
         .collect()
-}
-
-/// `clone` with fork semantics (`flags` adds namespaces); with `want_pidfd`, asks for a pidfd
-/// too (Linux 5.2+; older kernels leave none). Returns 0 in the child.
-#[cfg(target_os = "linux")]
-fn clone_process(
-    flags: libc::c_int,
-    want_pidfd: bool,
-) -> std::io::Result<(libc::pid_t, Option<OwnedFd>)> {
-    let mut pidfd: libc::c_int = -1;
-    let mut all = flags as libc::c_ulong | libc::SIGCHLD as libc::c_ulong;
-    if want_pidfd {
-        all |= libc::CLONE_PIDFD as libc::c_ulong;
-    }
-    // SAFETY: without CLONE_VM and with a null stack, clone behaves like fork: the child gets
-    // a copy of our memory and continues on its copy of this thread's stack, where it only
-    // makes async-signal-safe syscalls on memory built before this call, then execs or exits.
-    // The kernel writes the pidfd into `pidfd` (the parent_tid argument on every
-    // architecture), which outlives the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            all,
-            0usize,
-            &mut pidfd as *mut libc::c_int,
-            0usize,
-            0usize,
-        )
-    };
-    let pid = libc::pid_t::try_from(rc).map_err(|_| std::io::Error::other("bad pid"))?;
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if pid == 0 || pidfd < 0 {
-        return Ok((pid, None));
-    }
-    // SAFETY: the kernel returned a new descriptor that nobody else owns.
-    Ok((pid, Some(unsafe { OwnedFd::from_raw_fd(pidfd) })))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn clone_process(
-    _flags: libc::c_int,
-    _want_pidfd: bool,
-) -> std::io::Result<(libc::pid_t, Option<OwnedFd>)> {
-    // SAFETY: the child only makes async-signal-safe syscalls on memory built before the
-    // fork, then execs or exits.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok((pid, None))
-}
-
-/// Waits for `pid` and returns its exit status (`None` if someone else reaped it).
-fn reap(pid: libc::pid_t) -> Option<ExitStatus> {
-    loop {
-        let mut status: libc::c_int = 0;
-        // SAFETY: `status` is a valid int for waitpid to fill.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc == pid {
-            return Some(ExitStatus::from_raw(status));
-        }
-        if rc < 0 && errno() == libc::EINTR {
-            continue;
-        }
-        return None;
-    }
 }
 
 /// Writes one report record to `fd`.
@@ -469,17 +314,3 @@ fn close_other_descriptors_at_exec() {
 
 #[cfg(not(target_os = "linux"))]
 fn close_other_descriptors_at_exec() {}
-
-/// Runs `check` in a short-lived child cloned with `flags` and says whether it returned true
-/// (for probing namespaces). `check` must only make async-signal-safe syscalls.
-pub(crate) fn probe(flags: libc::c_int, check: impl Fn() -> bool) -> bool {
-    let Ok((pid, _)) = clone_process(flags, false) else {
-        return false;
-    };
-    if pid == 0 {
-        let code = if check() { 0 } else { 1 };
-        // SAFETY: _exit ends the child at once.
-        unsafe { libc::_exit(code) }
-    }
-    reap(pid).is_some_and(|status| status.code() == Some(0))
-}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::child::Step;
+use crate::child_step::Step;
 use crate::environment::{Inherit, Secrets};
 use crate::limits::{ResourceLimits, Rlimits};
 use crate::sandbox_support::{SandboxMode, SandboxPolicy, SandboxSupport};

@@ -21,6 +21,8 @@ mod applescript;
 mod capabilities;
 mod cgroup;
 mod child;
+mod child_step;
+mod clone;
 mod computer;
 mod confine;
 mod driver_events;

@@ -15,7 +15,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::child::Step;
+use crate::child_step::Step;
 use crate::errno::errno;
 use crate::sandbox_support::NamespaceSupport;
 
@@ -203,7 +203,7 @@ pub(crate) fn probe() -> NamespaceSupport {
         let Ok(Some(plan)) = NamespacePlan::new(candidate, &[], &[]) else {
             continue;
         };
-        if crate::child::probe(plan.flags, || plan.apply_in_child().is_ok()) {
+        if crate::clone::check_in_child(plan.flags, || plan.apply_in_child().is_ok()) {
             return candidate;
         }
     }
