@@ -186,13 +186,27 @@ fn root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
+/// One crate's module graph and the cycles in it.
+pub struct CrateModules {
+    /// The crate's folder name.
+    pub name: String,
+    /// Its graph.
+    pub graph: Graph,
+    /// Its cycles (empty when there are none).
+    pub cycles: Vec<Vec<String>>,
+}
+
 /// Every crate's graph and cycles.
-pub fn check_workspace(root: &Path) -> anyhow::Result<Vec<(String, Graph, Vec<Vec<String>>)>> {
+pub fn check_workspace(root: &Path) -> anyhow::Result<Vec<CrateModules>> {
     let mut out = Vec::new();
     for (name, src) in workspace_crates(root)? {
         let graph = crate_graph(&src)?;
-        let found = cycles(&graph);
-        out.push((name, graph, found));
+        let cycles = cycles(&graph);
+        out.push(CrateModules {
+            name,
+            graph,
+            cycles,
+        });
     }
     Ok(out)
 }
@@ -200,7 +214,12 @@ pub fn check_workspace(root: &Path) -> anyhow::Result<Vec<(String, Graph, Vec<Ve
 /// `cargo xtask modules`: prints each crate's module graph; fails on a cycle.
 pub fn run(_args: &[String]) -> anyhow::Result<()> {
     let mut all_cycles = Vec::new();
-    for (name, graph, found) in check_workspace(&root())? {
+    for CrateModules {
+        name,
+        graph,
+        cycles: found,
+    } in check_workspace(&root())?
+    {
         println!("{name}");
         for (module, uses) in &graph.edges {
             let uses: Vec<&str> = uses.iter().map(String::as_str).collect();

@@ -365,11 +365,13 @@ mod tests {
         let mut settings = Settings::default();
         settings.llm.api_base = Some("http://old/v1".into());
         settings.apply(&patch);
-        let mut expected = Settings::default();
-        expected.auto_run = true;
+        let mut expected = Settings {
+            auto_run: true,
+            import_computer_api: true,
+            ..Settings::default()
+        };
         expected.llm.model = "gpt-4o-mini".into();
         expected.llm.api_base = None;
-        expected.import_computer_api = true;
         expected.computer.sandbox.mode = SandboxMode::Workspace;
         expected.computer.limits.max_processes = Some(8);
         expected.computer.sandbox.pass_env = vec!["HF_TOKEN".into()];
@@ -386,9 +388,11 @@ mod tests {
         let patch: SettingsPatch = serde_json::from_value(settings.clone()).unwrap();
         assert_eq!(Settings::default().patched(&patch), Settings::default());
         // A patch carrying every setting reproduces them exactly.
-        let mut changed = Settings::default();
-        changed.auto_run = true;
-        changed.multi_line = false;
+        let mut changed = Settings {
+            auto_run: true,
+            multi_line: false,
+            ..Settings::default()
+        };
         changed.llm.context_window = Some(1234);
         changed.computer.limits.max_cpu_seconds = Some(9);
         let patch: SettingsPatch =
