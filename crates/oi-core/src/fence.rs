@@ -217,6 +217,7 @@ mod tests {
                     language = l;
                     code.push_str(&c);
                 }
+                ModelDelta::Usage(_) => {}
             }
         }
         (text, code, language)

@@ -115,6 +115,13 @@ impl Interpreter {
         &self.shared.model
     }
 
+    /// What this interpreter's model requests have cost so far, in USD, as the providers
+    /// reported (or estimated) their usage. Kept across [`Interpreter::reset`]; `max_budget`
+    /// is checked against it before every request.
+    pub fn spent(&self) -> f64 {
+        self.shared.spent()
+    }
+
     /// Ends every language session and clears the conversation (the settings stay, and a new
     /// conversation file will be chosen on the next save).
     pub async fn reset(&self) {

@@ -44,7 +44,7 @@ pub use blocking::OpenInterpreter;
 pub use computer::{Computer, LanguageSpec, Output, OutputStream};
 pub use interpreter::{ChatInput, Interpreter};
 pub use lmc::{Chunk, CodeContent, Content, Kind, LmcError, Message, Recipient, Role};
-pub use model::{LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream};
+pub use model::{LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, Usage};
 pub use policy::{ApprovalPolicy, Rules, Verdict};
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
 pub use turn::{StopHandle, Turn, TurnError, TurnEvent};

@@ -21,8 +21,21 @@ pub struct ModelRequest {
     pub templates: Templates,
 }
 
+/// What one request used, as the provider reported it (or estimated it, when the server did
+/// not say), and what that cost where the price is known.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Usage {
+    /// Tokens of the prompt.
+    pub prompt_tokens: u64,
+    /// Tokens of the reply.
+    pub reply_tokens: u64,
+    /// The cost in USD; `None` when the model's price is not known, `Some(0.0)` for a model
+    /// that costs nothing (a local one).
+    pub cost: Option<f64>,
+}
+
 /// One piece of the model's reply, already in LMC terms.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ModelDelta {
     /// Assistant text.
     Message(String),
@@ -33,6 +46,8 @@ pub enum ModelDelta {
         /// The next piece of code.
         code: String,
     },
+    /// What the request used; not part of the reply. Counted against `max_budget`.
+    Usage(Usage),
 }
 
 /// A stream of deltas; dropping it cancels the request.

@@ -136,11 +136,29 @@ fn model_request(ctx: &TurnContext, system: String, with_loop_message: bool) -> 
     }
 }
 
-fn delta_chunk(delta: ModelDelta) -> Chunk {
+/// The chunk a reply delta becomes; usage is counted, not shown.
+fn delta_chunk(shared: &Shared, delta: ModelDelta) -> Option<Chunk> {
     match delta {
-        ModelDelta::Message(text) => Chunk::assistant_message(text),
-        ModelDelta::Code { language, code } => Chunk::assistant_code(&language, code),
+        ModelDelta::Message(text) => Some(Chunk::assistant_message(text)),
+        ModelDelta::Code { language, code } => Some(Chunk::assistant_code(&language, code)),
+        ModelDelta::Usage(usage) => {
+            tracing::info!(
+                prompt_tokens = usage.prompt_tokens,
+                reply_tokens = usage.reply_tokens,
+                cost = ?usage.cost,
+                "the request's usage"
+            );
+            shared.spend(usage.cost.unwrap_or(0.0));
+            None
+        }
     }
+}
+
+/// The budget error when `max_budget` is set and this session has spent it.
+fn over_budget(settings: &Settings, shared: &Shared) -> Option<TurnError> {
+    let budget = settings.llm.max_budget?;
+    let spent = shared.spent();
+    (spent >= budget).then_some(TurnError::Budget { spent, budget })
 }
 
 /// The last stored message, if it is code: (language, code).
@@ -264,6 +282,12 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 return;
             }
             if pending_code(&ctx.shared).is_none() {
+                if let Some(error) = over_budget(&ctx.settings, &ctx.shared) {
+                    tracing::info!(%error, "the budget is spent: nothing more is sent");
+                    if let Some(end) = store.close() { yield end; }
+                    yield TurnEvent::Error(error);
+                    return;
+                }
                 let system = system_message(&ctx.settings, &ctx.computer).await;
                 let request = model_request(&ctx, system, insert_loop_message);
                 tracing::info!(
@@ -279,7 +303,10 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 let mut stream = ctx.model.stream(request);
                 while let Some(item) = stream.next().await {
                     match item {
-                        Ok(delta) => for e in store.push(delta_chunk(delta)) { yield e; },
+                        Ok(delta) => {
+                            let Some(chunk) = delta_chunk(&ctx.shared, delta) else { continue };
+                            for e in store.push(chunk) { yield e; }
+                        }
                         Err(error) => {
                             tracing::info!(%error, "the model's reply failed; the turn ends");
                             if let Some(end) = store.close() { yield end; }

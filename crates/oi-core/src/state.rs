@@ -22,6 +22,7 @@ pub(crate) struct Shared {
     settings: Mutex<Settings>,
     messages: Mutex<Vec<Message>>,
     next_approval: AtomicU64,
+    spent: Mutex<f64>,
     pub(crate) model: Arc<dyn LanguageModel>,
     pub(crate) computer: Arc<dyn Computer>,
 }
@@ -36,6 +37,7 @@ impl Shared {
             settings: Mutex::new(settings),
             messages: Mutex::new(Vec::new()),
             next_approval: AtomicU64::new(1),
+            spent: Mutex::new(0.0),
             model,
             computer,
         }
@@ -49,6 +51,16 @@ impl Shared {
     /// The settings, locked.
     pub(crate) fn settings(&self) -> MutexGuard<'_, Settings> {
         lock(&self.settings)
+    }
+
+    /// What this interpreter's requests have cost so far, in USD (kept across `reset`).
+    pub(crate) fn spent(&self) -> f64 {
+        *lock(&self.spent)
+    }
+
+    /// Counts `cost` USD more.
+    pub(crate) fn spend(&self, cost: f64) {
+        *lock(&self.spent) += cost;
     }
 
     /// A fresh approval id.

@@ -22,6 +22,7 @@ fn parse(pieces: &[String]) -> (String, String, String) {
                 language = l;
                 code.push_str(&c);
             }
+            ModelDelta::Usage(_) => {}
         }
     }
     (text, code, language)

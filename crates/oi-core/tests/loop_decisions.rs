@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::{FutureExt, StreamExt};
 use oi_core::{
     ApprovalRequest, Chunk, Content, Interpreter, Kind, Message, ModelError, Output, Role,
-    Settings, Turn, TurnError, TurnEvent, prompts,
+    Settings, Turn, TurnError, TurnEvent, Usage, prompts,
 };
 use oi_testkit::{ModelReply, RecordedRun, RecordingComputer, RunOutput, ScriptedModel};
 
@@ -106,6 +106,50 @@ async fn a_text_reply_completes_with_one_request() {
     let request = &model.requests()[0];
     assert_eq!(request.messages[0].role, Role::System);
     assert_eq!(request.messages[0].text(), "You are oi under test.");
+}
+
+fn costing(cost: f64) -> Usage {
+    Usage {
+        prompt_tokens: 1000,
+        reply_tokens: 100,
+        cost: Some(cost),
+    }
+}
+
+#[tokio::test]
+async fn max_budget_stops_before_the_request_that_would_exceed_it() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::code("python", "print(1)").then_usage(costing(0.75)),
+            ModelReply::text("It printed 1.").then_usage(costing(0.5)),
+            ModelReply::text("never asked"),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text("1\n")]),
+        |s| s.llm.max_budget = Some(1.0),
+    );
+    // The first turn: 0.75 spent after the first request, 1.25 after the second (the code's
+    // output went back under budget); the turn completes.
+    let seen = drive(oi.chat("run it"), |_| panic!("auto_run")).await;
+    assert!(seen.complete, "{:?}", seen.error);
+    assert!((oi.spent() - 1.25).abs() < 1e-9);
+    // The next turn is refused before anything is sent, the message kept; usage is no chunk.
+    let seen = drive(oi.chat("again"), |_| panic!("auto_run")).await;
+    let Some(TurnError::Budget { spent, budget }) = seen.error else {
+        panic!("expected the budget error, got {:?}", seen.error);
+    };
+    assert!((spent - 1.25).abs() < 1e-9 && (budget - 1.0).abs() < 1e-9);
+    assert_eq!(model.request_count(), 2);
+    assert_eq!(computer.runs(), vec![run("python", "print(1)")]);
+    assert_eq!(oi.messages().last(), Some(&Message::user("again")));
+    assert!(
+        !seen.chunks.iter().any(|c| !c.is_flag()),
+        "nothing streamed: {:?}",
+        seen.chunks
+    );
+    // Raising the budget lets the session go on; reset keeps what was spent.
+    oi.settings_mut().llm.max_budget = Some(10.0);
+    oi.reset().await;
+    assert!((oi.spent() - 1.25).abs() < 1e-9);
 }
 
 #[tokio::test]

@@ -33,6 +33,7 @@ mod reparse;
 pub mod reply_limits;
 pub mod retry;
 pub mod schema;
+pub mod spend;
 mod sse;
 pub mod sse_events;
 mod text;

@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
-use oi_core::{LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream};
+use oi_core::{
+    LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream, Usage,
+};
 use serde_json::Value;
 
 use crate::capabilities::uses_tool_calls;
@@ -165,6 +167,22 @@ fn str_len(value: Option<&Value>) -> usize {
     value.and_then(Value::as_str).map_or(0, str::len)
 }
 
+/// The usage a chunk reports (`usage` with `prompt_tokens`; OpenAI sends it in a last chunk
+/// when asked with `stream_options.include_usage`, some servers always). Priced later.
+fn reported_usage(chunk: &Value) -> Option<ModelDelta> {
+    let usage = chunk.get("usage")?;
+    let prompt_tokens = usage.get("prompt_tokens")?.as_u64()?;
+    let reply_tokens = usage
+        .get("completion_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Some(ModelDelta::Usage(Usage {
+        prompt_tokens,
+        reply_tokens,
+        cost: None,
+    }))
+}
+
 impl Decode for Decoder {
     fn content_len(&self, chunk: &Value) -> usize {
         let Some(delta) = chunk.pointer("/choices/0/delta") else {
@@ -193,16 +211,19 @@ impl Decode for Decoder {
                 printable(&shorten(&message, 300))
             )));
         }
+        let usage = reported_usage(chunk);
         let Some(delta) = chunk.pointer("/choices/0/delta") else {
-            return Ok(Vec::new());
+            return Ok(usage.into_iter().collect());
         };
-        Ok(match self {
+        let mut deltas = match self {
             Decoder::Tools(reader) => reader.push(delta),
             Decoder::Text(parser) => match delta.get("content").and_then(Value::as_str) {
                 Some(text) if !text.is_empty() => parser.push(text),
                 _ => Vec::new(),
             },
-        })
+        };
+        deltas.extend(usage);
+        Ok(deltas)
     }
 
     fn is_done(&self) -> bool {

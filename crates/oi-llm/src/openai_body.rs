@@ -34,6 +34,11 @@ pub fn openai_body(prompt: &Prompt, model: &str, request: &ModelRequest) -> Valu
     if model.contains("local") {
         body["stop"] = json!(LOCAL_STOP);
     }
+    // The usage of a streamed reply comes only when asked for; ask only when it is counted,
+    // since older servers refuse the field.
+    if request.llm.max_budget.is_some() {
+        body["stream_options"] = json!({ "include_usage": true });
+    }
     body
 }
 

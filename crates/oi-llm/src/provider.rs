@@ -22,6 +22,7 @@ use crate::env::Env;
 use crate::local_model;
 use crate::openai::OpenAiCompatible;
 use crate::providers::{self, ProviderWire};
+use crate::spend::{self, Tariff};
 
 /// Which wire a model is spoken to over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,12 +146,17 @@ fn trimming_note(wire: Wire, model: &dyn LanguageModel, request: &ModelRequest) 
     if wire == Wire::OpenAiCompatible || crate::context_note::already_noted(&request.messages) {
         return None;
     }
-    let mode = if model.uses_tool_calls(&request.llm) {
+    let mode = mode_of(model, &request.llm);
+    crate::context_note::note_for(&Prompt::build(request, mode), request)
+}
+
+/// How `model` takes code for `llm`.
+fn mode_of(model: &dyn LanguageModel, llm: &LlmSettings) -> Mode {
+    if model.uses_tool_calls(llm) {
         Mode::Tools
     } else {
         Mode::Text
-    };
-    crate::context_note::note_for(&Prompt::build(request, mode), request)
+    }
 }
 
 impl LanguageModel for Router {
@@ -160,14 +166,24 @@ impl LanguageModel for Router {
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
         match self.pick(&request.llm) {
-            Ok((wire, model)) => match trimming_note(wire, model.as_ref(), &request) {
-                Some(note) => {
-                    let first =
-                        futures::stream::once(std::future::ready(Ok(ModelDelta::Message(note))));
-                    Box::pin(first.chain(model.stream(request)))
+            Ok((wire, model)) => {
+                let tariff = Tariff::of(&request.llm, wire == Wire::Embedded);
+                if let Err(error) = spend::check(&request.llm, tariff) {
+                    return Unavailable(error).stream(request);
                 }
-                None => model.stream(request),
-            },
+                let estimate_from = spend::needs_estimate(&request.llm, tariff)
+                    .then(|| (request.clone(), mode_of(model.as_ref(), &request.llm)));
+                let reply = match trimming_note(wire, model.as_ref(), &request) {
+                    Some(note) => {
+                        let first = futures::stream::once(std::future::ready(Ok(
+                            ModelDelta::Message(note),
+                        )));
+                        Box::pin(first.chain(model.stream(request))) as ModelStream
+                    }
+                    None => model.stream(request),
+                };
+                spend::metered(reply, tariff, estimate_from)
+            }
             Err(_) if !cfg!(feature = "local") && wire_for(&request.llm) == Ok(Wire::Embedded) => {
                 let env = self.env.clone();
                 Box::pin(futures::stream::once(async move {

@@ -122,6 +122,7 @@ impl TextDecoder {
                         out.push(ModelDelta::Code { language, code });
                     }
                 }
+                ModelDelta::Usage(usage) => out.push(ModelDelta::Usage(usage)),
             }
         }
     }

@@ -79,6 +79,8 @@ impl Transport {
                 deadline: self.deadline.map(|d| Instant::now() + d),
             };
             let mut retry = 0;
+            tracing::info!(url = %call.url, body_bytes = call.body.to_string().len(), "sending the model request");
+            tracing::debug!(body = %call.body, "the request body");
             'attempts: loop {
                 let failure = 'attempt: {
                     let response = match self.send(&call, limits).await {
@@ -139,6 +141,7 @@ impl Transport {
                 let delay = if failure.retryable { self.retry.delay(retry, failure.retry_after) } else { None };
                 match delay {
                     Some(delay) => {
+                        tracing::info!(attempt = retry + 1, ?delay, error = %failure.error, "retrying the model request");
                         retry += 1;
                         tokio::time::sleep(delay).await;
                         continue 'attempts;

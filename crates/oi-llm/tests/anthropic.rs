@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use oi_core::{
-    Kind, LanguageModel, LlmSettings, Message, ModelDelta, ModelError, ModelRequest, Role, Settings,
+    Kind, LanguageModel, LlmSettings, Message, ModelDelta, ModelError, ModelRequest, Role,
+    Settings, Usage,
 };
 use oi_llm::{Anthropic, Env, RetryPolicy};
 use oi_testkit::{Ending, Reply, Script, ScriptedServer, ToolCall};
@@ -62,6 +63,7 @@ fn joined(deltas: &[Result<ModelDelta, ModelError>]) -> (String, String, String)
                 language.clone_from(l);
                 code.push_str(c);
             }
+            Ok(ModelDelta::Usage(_)) => {}
             Err(e) => panic!("unexpected error {e}"),
         }
     }
@@ -181,7 +183,7 @@ async fn retries_overload_then_streams_and_reports_errors() {
     let server = ScriptedServer::start(Script::new([
         Reply::status(529, overloaded).with_retry_after(0),
         Reply::text("Hello").ending(Ending::DropAfter(1)),
-        Reply::text("Hello").with_pings(),
+        Reply::text("Hello").with_pings().with_usage(12, 3),
         Reply::status(
             400,
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad things"}}"#,
@@ -195,7 +197,18 @@ async fn retries_overload_then_streams_and_reports_errors() {
         ..RetryPolicy::default()
     });
     let deltas = collect(&retrying, request(llm(&server, "claude-3.5"), ask())).await;
-    assert_eq!(deltas, vec![Ok(ModelDelta::Message("Hello".into()))]);
+    let usage = Usage {
+        prompt_tokens: 12,
+        reply_tokens: 3,
+        cost: None,
+    };
+    assert_eq!(
+        deltas,
+        vec![
+            Ok(ModelDelta::Message("Hello".into())),
+            Ok(ModelDelta::Usage(usage))
+        ]
+    );
     assert_eq!(server.requests().len(), 3);
     let error = collect(&retrying, request(llm(&server, "claude-3.5"), ask())).await;
     assert_eq!(

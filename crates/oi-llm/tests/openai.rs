@@ -76,6 +76,7 @@ fn joined(deltas: &[Result<ModelDelta, ModelError>]) -> (String, String, String)
                 language.clone_from(l);
                 code.push_str(c);
             }
+            Ok(ModelDelta::Usage(_)) => {}
             Err(e) => panic!("unexpected error {e}"),
         }
     }

@@ -56,6 +56,7 @@ async fn reply(model: &dyn LanguageModel, request: ModelRequest) -> String {
         .map(|d| match d.unwrap() {
             ModelDelta::Message(text) => text,
             ModelDelta::Code { code, .. } => code,
+            ModelDelta::Usage(_) => String::new(),
         })
         .collect()
 }

@@ -26,6 +26,7 @@ impl AnthropicWire<'_> {
         text_pieces: Option<&[String]>,
         tool_calls: &[ToolCall],
         cut: &Cut,
+        (input_tokens, output_tokens): (u64, u64),
     ) -> Vec<(String, Value)> {
         let mut out = vec![
             event(
@@ -33,7 +34,7 @@ impl AnthropicWire<'_> {
                 json!({ "message": {
                     "id": self.id, "type": "message", "role": "assistant", "model": self.model,
                     "content": [], "stop_reason": null, "stop_sequence": null,
-                    "usage": { "input_tokens": 0, "output_tokens": 0 },
+                    "usage": { "input_tokens": input_tokens, "output_tokens": 0 },
                 }}),
             ),
             event("ping", json!({})),
@@ -85,7 +86,7 @@ impl AnthropicWire<'_> {
         };
         out.push(event(
             "message_delta",
-            json!({ "delta": { "stop_reason": stop, "stop_sequence": null }, "usage": { "output_tokens": 0 } }),
+            json!({ "delta": { "stop_reason": stop, "stop_sequence": null }, "usage": { "output_tokens": output_tokens } }),
         ));
         out
     }

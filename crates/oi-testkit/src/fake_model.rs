@@ -5,11 +5,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::StreamExt;
-use oi_core::{LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream};
+use oi_core::{
+    LanguageModel, LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream, Usage,
+};
 
 /// One scripted reply: deltas (or errors) in order, then the end of the stream, or a stream
 /// that never ends (to test stopping a turn while the model "thinks").
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelReply {
     items: Vec<Result<ModelDelta, ModelError>>,
     hang: bool,
@@ -48,6 +50,12 @@ impl ModelReply {
             language: language.to_owned(),
             code: code.to_owned(),
         }));
+        self
+    }
+
+    /// The same reply, then a usage report (what the request used and cost).
+    pub fn then_usage(mut self, usage: Usage) -> Self {
+        self.items.push(Ok(ModelDelta::Usage(usage)));
         self
     }
 

@@ -103,6 +103,7 @@ pub struct Reply {
     pub(crate) ending: Ending,
     pub(crate) malformed_after: Option<usize>,
     pub(crate) pings: bool,
+    pub(crate) usage: Option<(u64, u64)>,
 }
 
 impl Reply {
@@ -117,6 +118,7 @@ impl Reply {
             ending: Ending::Complete,
             malformed_after: None,
             pings: false,
+            usage: None,
         }
     }
 
@@ -171,6 +173,7 @@ impl Reply {
             ending: Ending::Complete,
             malformed_after: None,
             pings: false,
+            usage: None,
         }
     }
 
@@ -217,6 +220,15 @@ impl Reply {
     /// Inserts the line `data: {"choices": [` (not JSON) after the first `n` data events.
     pub fn malformed_after(mut self, n: usize) -> Self {
         self.malformed_after = Some(n);
+        self
+    }
+
+    /// Reports this usage (prompt tokens, reply tokens): in Anthropic's `message_start` and
+    /// `message_delta`, and on the OpenAI wire in a last chunk when the request asks for it
+    /// (`stream_options.include_usage`). Without it Anthropic's events say 0 and 0 and the
+    /// OpenAI wire sends no usage, as servers that ignore `stream_options` do.
+    pub fn with_usage(mut self, prompt_tokens: u64, reply_tokens: u64) -> Self {
+        self.usage = Some((prompt_tokens, reply_tokens));
         self
     }
 

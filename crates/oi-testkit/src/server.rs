@@ -432,6 +432,13 @@ fn respond(reply: Reply, request: &Value, count: usize, wire_kind: WireKind) -> 
                     if reply.ending == Ending::Endless && chunks.len() > 1 {
                         // The finish chunk goes: the last content chunk is repeated instead.
                         chunks.pop();
+                    } else if let Some(usage) = reply.usage.filter(|_| {
+                        request
+                            .pointer("/stream_options/include_usage")
+                            .and_then(Value::as_bool)
+                            == Some(true)
+                    }) {
+                        chunks.push(wire.usage_chunk(usage));
                     }
                     let events = chunks.iter().map(|c| data_event(&c.to_string())).collect();
                     (events, data_event("[DONE]"))
@@ -450,6 +457,7 @@ fn respond(reply: Reply, request: &Value, count: usize, wire_kind: WireKind) -> 
                         text_pieces.as_deref(),
                         tool_calls,
                         &reply.cut,
+                        reply.usage.unwrap_or((0, 0)),
                     );
                     if reply.ending == Ending::Endless {
                         // Everything after the last delta goes: that delta is repeated.

@@ -69,6 +69,23 @@ impl Wire<'_> {
         out
     }
 
+    /// The last chunk when the request asked for usage (`stream_options.include_usage`): no
+    /// choices, only `usage`.
+    pub fn usage_chunk(&self, (prompt, reply): (u64, u64)) -> Value {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": self.model,
+            "choices": [],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": reply,
+                "total_tokens": prompt + reply,
+            },
+        })
+    }
+
     /// The whole `chat.completion` object of an assistant reply (non-streaming requests).
     pub fn completion(&self, text: Option<&str>, tool_calls: &[ToolCall]) -> Value {
         let mut message = json!({ "role": "assistant", "content": text });

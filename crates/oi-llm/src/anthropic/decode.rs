@@ -1,7 +1,7 @@
 //! Messages stream events → deltas. Text and `tool_use` blocks feed the same typed pieces as
 //! the OpenAI wire into [`ToolCallReader`] (first call only, arguments scanned once).
 
-use oi_core::{ModelDelta, ModelError};
+use oi_core::{ModelDelta, ModelError, Usage};
 use serde_json::Value;
 
 use crate::text::{printable, shorten};
@@ -21,6 +21,9 @@ enum Inner {
 pub(crate) struct EventDecoder {
     inner: Inner,
     stopped: bool,
+    /// Prompt tokens from `message_start`, reply tokens from the last `message_delta`
+    /// (a running total); reported once, at the end.
+    usage: Option<Usage>,
 }
 
 impl EventDecoder {
@@ -34,6 +37,7 @@ impl EventDecoder {
         EventDecoder {
             inner,
             stopped: false,
+            usage: None,
         }
     }
 
@@ -119,6 +123,28 @@ impl Decode for EventDecoder {
                     _ => Vec::new(),
                 }
             }
+            "message_start" => {
+                let usage = &event["message"]["usage"];
+                let tokens = |field: &str| usage[field].as_u64().unwrap_or(0);
+                if usage["input_tokens"].is_u64() {
+                    self.usage = Some(Usage {
+                        prompt_tokens: tokens("input_tokens")
+                            + tokens("cache_creation_input_tokens")
+                            + tokens("cache_read_input_tokens"),
+                        reply_tokens: tokens("output_tokens"),
+                        cost: None,
+                    });
+                }
+                Vec::new()
+            }
+            "message_delta" => {
+                if let (Some(usage), Some(reply_tokens)) =
+                    (&mut self.usage, event["usage"]["output_tokens"].as_u64())
+                {
+                    usage.reply_tokens = reply_tokens;
+                }
+                Vec::new()
+            }
             "message_stop" => {
                 self.stopped = true;
                 Vec::new()
@@ -132,9 +158,11 @@ impl Decode for EventDecoder {
     }
 
     fn finish(&mut self) -> Vec<ModelDelta> {
-        match &mut self.inner {
+        let mut deltas = match &mut self.inner {
             Inner::Tools(reader) => reader.finish(),
             Inner::Text(decoder) => decoder.finish(),
-        }
+        };
+        deltas.extend(self.usage.take().map(ModelDelta::Usage));
+        deltas
     }
 }
