@@ -18,7 +18,8 @@ use crate::environment::Secrets;
 use crate::languages::{ALL, Language};
 use crate::limits::ResourceLimits;
 use crate::output_markers::MarkerFilter;
-use crate::sandbox_support::{SandboxPolicy, SandboxSupport};
+use crate::sandbox_policy::SandboxPolicy;
+use crate::sandbox_support::SandboxSupport;
 use crate::screenshot::Shooters;
 use crate::session::{Fate, Handle, Item, Session};
 
@@ -116,7 +117,7 @@ impl LocalComputer {
     /// runs with what can be enforced and the first run says so once. Takes effect for
     /// sessions started afterwards.
     pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
-        let support = policy.restricts().then(crate::sandbox_support::probe);
+        let support = policy.restricts().then(crate::probe::probe);
         self.with_confine(policy, support)
     }
 

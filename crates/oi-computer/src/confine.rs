@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::child_step::Step;
 use crate::environment::{Inherit, Secrets};
 use crate::limits::{ResourceLimits, Rlimits};
-use crate::sandbox_support::{SandboxMode, SandboxPolicy, SandboxSupport};
+use crate::sandbox_policy::{SandboxMode, SandboxPolicy};
+use crate::sandbox_support::SandboxSupport;
 
 /// The sandbox policy, resource limits, secrets and kernel support every session of a
 /// computer uses.
@@ -86,9 +87,9 @@ impl Confine {
     pub(crate) fn support(&self) -> SandboxSupport {
         *self.support.get_or_init(|| {
             if self.policy.mode == SandboxMode::Off {
-                crate::sandbox_support::probe_light()
+                crate::probe::probe_light()
             } else {
-                crate::sandbox_support::probe()
+                crate::probe::probe()
             }
         })
     }

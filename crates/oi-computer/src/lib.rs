@@ -44,6 +44,7 @@ mod output_cap;
 mod output_markers;
 mod pipe;
 mod powershell;
+mod probe;
 mod process_group;
 mod procfs;
 mod programs;
@@ -51,6 +52,7 @@ mod protected;
 mod python;
 mod r;
 mod ruby;
+mod sandbox_policy;
 mod sandbox_support;
 mod screenshot;
 #[cfg(target_os = "linux")]
@@ -67,7 +69,6 @@ pub use environment::{
 };
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
-pub use sandbox_support::{
-    NamespaceSupport, SandboxMode, SandboxPolicy, SandboxSupport, UnknownSandboxMode,
-    broad_workspace_warning, probe,
-};
+pub use probe::probe;
+pub use sandbox_policy::{SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning};
+pub use sandbox_support::{NamespaceSupport, SandboxSupport};
