@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::child_step::Step;
 use crate::environment::{Inherit, Secrets};
-use crate::limits::{ResourceLimits, Rlimits};
+use crate::limits::ResourceLimits;
+use crate::rlimits::Rlimits;
 use crate::sandbox_policy::{SandboxMode, SandboxPolicy};
 use crate::sandbox_support::SandboxSupport;
 
