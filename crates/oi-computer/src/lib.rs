@@ -38,6 +38,7 @@ mod landlock;
 mod languages;
 mod limits;
 #[cfg(target_os = "linux")]
+mod merge_outputs;
 mod namespaces;
 mod nonce;
 mod output_cap;
@@ -64,13 +65,14 @@ mod session_unit;
 mod shell;
 mod spawn;
 
-pub use computer::{DEFAULT_OUTPUT_CAP, LocalComputer, merge_outputs};
+pub use computer::{DEFAULT_OUTPUT_CAP, LocalComputer};
 pub use environment::{
     MIN_SECRET_VALUE_LEN, PROVIDER_KEY_SUFFIXES, PROVIDER_KEY_VARS, SERVER_KEY_VAR, Secrets,
     is_provider_key,
 };
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
+pub use merge_outputs::merge_outputs;
 pub use probe::probe;
 pub use sandbox_policy::{SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning};
 pub use sandbox_support::{NamespaceSupport, SandboxSupport};
