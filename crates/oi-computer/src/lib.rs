@@ -25,6 +25,7 @@ mod child_step;
 mod clone;
 mod computer;
 mod confine;
+mod confinement;
 mod driver_events;
 mod engine;
 mod environment;
