@@ -26,11 +26,12 @@ mod modules;
 mod python_tests;
 mod script_file;
 mod scripted_server;
+mod soak;
 
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  soak [--clients N] [--seconds S] [--ack] [--seed N]  clients churning on real oi-server processes, every invariant checked (issue 18)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -48,6 +49,7 @@ fn main() -> anyhow::Result<()> {
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("load") => bench::load_only(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         Some("lib-turn") => lib_turn::run(&args[1..]),
         Some("lib-turns") => lib_turns::run(&args[1..]),
         Some("fetch-model") => fetch_model::run(&args[1..]),

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 
 use crate::child_step::Step;
 use crate::clone::{clone_process, reap};
-use crate::confine::Confinement;
+use crate::confinement::Confinement;
 use crate::errno::errno;
 
 /// Stack of the thread that starts and waits for one child.

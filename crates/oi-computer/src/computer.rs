@@ -8,7 +8,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use oi_core::computer::{Computer, LanguageSpec, Output, OutputStream};
-use oi_core::lmc::Content;
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
@@ -17,8 +16,10 @@ use crate::engine;
 use crate::environment::Secrets;
 use crate::languages::{ALL, Language};
 use crate::limits::ResourceLimits;
+use crate::merge_outputs::merge_outputs;
 use crate::output_markers::MarkerFilter;
-use crate::sandbox_support::{SandboxPolicy, SandboxSupport};
+use crate::sandbox_policy::SandboxPolicy;
+use crate::sandbox_support::SandboxSupport;
 use crate::screenshot::Shooters;
 use crate::session::{Fate, Handle, Item, Session};
 
@@ -116,7 +117,7 @@ impl LocalComputer {
     /// runs with what can be enforced and the first run says so once. Takes effect for
     /// sessions started afterwards.
     pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
-        let support = policy.restricts().then(crate::sandbox_support::probe);
+        let support = policy.restricts().then(crate::probe::probe);
         self.with_confine(policy, support)
     }
 
@@ -221,30 +222,6 @@ impl LocalComputer {
             .map(|h| h.pgid())
             .collect()
     }
-}
-
-/// Drops `active_line` outputs and concatenates consecutive text outputs of equal kind,
-/// format and recipient.
-pub fn merge_outputs(outputs: Vec<Output>) -> Vec<Output> {
-    let mut merged: Vec<Output> = Vec::new();
-    for output in outputs {
-        if output.format.as_deref() == Some("active_line") {
-            continue;
-        }
-        if let Some(last) = merged.last_mut() {
-            if last.kind == output.kind
-                && last.format == output.format
-                && last.recipient == output.recipient
-            {
-                if let (Content::Text(a), Content::Text(b)) = (&mut last.content, &output.content) {
-                    a.push_str(b);
-                    continue;
-                }
-            }
-        }
-        merged.push(output);
-    }
-    merged
 }
 
 impl Computer for LocalComputer {

@@ -1,17 +1,21 @@
-//! Confining a session: deciding what of the sandbox policy is enforced, preparing in the
-//! parent everything the child applies between clone and exec (namespaces and mounts, rlimits,
-//! capabilities, the Landlock ruleset, seccomp filters), the environment it inherits, and the
-//! cgroup it joins.
+//! Confining a session: deciding what of the sandbox policy is enforced, building in the
+//! parent the plan the child applies between clone and exec (`confinement.rs`: namespaces and
+//! mounts, rlimits, capabilities, the Landlock ruleset, seccomp filters), the environment it
+//! inherits, and the cgroup it joins.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::child_step::Step;
+use crate::confinement::Confinement;
+#[cfg(target_os = "linux")]
+use crate::confinement::LinuxConfinement;
 use crate::environment::{Inherit, Secrets};
-use crate::limits::{ResourceLimits, Rlimits};
-use crate::sandbox_support::{SandboxMode, SandboxPolicy, SandboxSupport};
+use crate::limits::ResourceLimits;
+use crate::rlimits::Rlimits;
+use crate::sandbox_policy::{SandboxMode, SandboxPolicy};
+use crate::sandbox_support::SandboxSupport;
 
 /// The sandbox policy, resource limits, secrets and kernel support every session of a
 /// computer uses.
@@ -86,9 +90,9 @@ impl Confine {
     pub(crate) fn support(&self) -> SandboxSupport {
         *self.support.get_or_init(|| {
             if self.policy.mode == SandboxMode::Off {
-                crate::sandbox_support::probe_light()
+                crate::probe::probe_light()
             } else {
-                crate::sandbox_support::probe()
+                crate::probe::probe()
             }
         })
     }
@@ -347,90 +351,4 @@ pub(crate) struct Prepared {
     pub markers: Vec<(String, String)>,
     /// The session's cgroup leaf, when it has one.
     pub leaf: Option<crate::cgroup::Leaf>,
-}
-
-/// What the child applies between clone and exec, built in the parent.
-#[derive(Debug)]
-pub(crate) struct Confinement {
-    workdir: Option<CString>,
-    rlimits: Rlimits,
-    #[cfg(target_os = "linux")]
-    linux: LinuxConfinement,
-}
-
-/// The Linux-only steps.
-#[cfg(target_os = "linux")]
-#[derive(Debug)]
-struct LinuxConfinement {
-    namespaces: Option<crate::namespaces::NamespacePlan>,
-    drop_capabilities: bool,
-    no_new_privs: bool,
-    ruleset: Option<crate::landlock::Ruleset>,
-    /// What the ruleset grants on terminals (also on a private `/dev/pts` mounted later).
-    terminal_rights: u64,
-    filters: Vec<Vec<libc::sock_filter>>,
-}
-
-impl Confinement {
-    /// The namespace flags for `clone` (0: none).
-    pub(crate) fn clone_flags(&self) -> libc::c_int {
-        #[cfg(target_os = "linux")]
-        if let Some(plan) = &self.linux.namespaces {
-            return plan.flags;
-        }
-        0
-    }
-
-    /// Whether the child is PID 1 of its own PID namespace.
-    pub(crate) fn own_pid_namespace(&self) -> bool {
-        self.clone_flags() != 0
-    }
-
-    /// Applies everything in the child, in order: namespaces and mounts, working directory,
-    /// rlimits, capabilities, `no_new_privs`, Landlock, seccomp. Only syscalls on memory
-    /// built before the clone: safe between clone and exec.
-    pub(crate) fn apply_in_child(&self) -> Result<(), (Step, i32)> {
-        #[cfg(target_os = "linux")]
-        let private_terminals = match &self.linux.namespaces {
-            Some(plan) => plan.apply_in_child()?,
-            None => false,
-        };
-        if let Some(dir) = &self.workdir {
-            // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
-            if unsafe { libc::chdir(dir.as_ptr()) } != 0 {
-                return Err((Step::WorkDir, crate::errno::errno()));
-            }
-        }
-        self.rlimits
-            .apply()
-            .map_err(|e| (Step::Rlimits, e.raw_os_error().unwrap_or(libc::EIO)))?;
-        #[cfg(target_os = "linux")]
-        self.linux.apply_in_child(private_terminals)?;
-        Ok(())
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl LinuxConfinement {
-    /// Capabilities, `no_new_privs`, Landlock (first granting the terminal rights on the
-    /// session's private `/dev/pts` when it has one), seccomp.
-    fn apply_in_child(&self, private_terminals: bool) -> Result<(), (Step, i32)> {
-        if let (true, Some(ruleset)) = (private_terminals, &self.ruleset) {
-            crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/pts", self.terminal_rights)
-                .map_err(|e| (Step::Landlock, e))?;
-        }
-        if self.drop_capabilities {
-            crate::capabilities::drop_all().map_err(|e| (Step::Capabilities, e))?;
-        }
-        if self.no_new_privs {
-            crate::landlock::set_no_new_privs().map_err(|e| (Step::NoNewPrivs, e))?;
-        }
-        if let Some(ruleset) = &self.ruleset {
-            crate::landlock::restrict_self(ruleset.raw_fd()).map_err(|e| (Step::Landlock, e))?;
-        }
-        for filter in &self.filters {
-            crate::seccomp::install(filter).map_err(|e| (Step::Seccomp, e))?;
-        }
-        Ok(())
-    }
 }

@@ -48,14 +48,13 @@ pub(crate) fn start(
     let session = Session::new(spawned, &nonce, limits, workdir)
         .map_err(|e| format!("Could not start the {} session: {e}\n", language.name()))?;
     if let Some(max) = confine.limits.max_processes {
-        crate::procfs::watch_processes(std::sync::Arc::clone(&session.handle), max).map_err(
-            |e| {
+        crate::process_limit::watch_processes(std::sync::Arc::clone(&session.handle), max)
+            .map_err(|e| {
                 format!(
                     "Could not watch the {} session's processes: {e}\n",
                     language.name()
                 )
-            },
-        )?;
+            })?;
     }
     Ok(Started {
         session,

@@ -25,6 +25,7 @@ mod child_step;
 mod clone;
 mod computer;
 mod confine;
+mod confinement;
 mod driver_events;
 mod engine;
 mod environment;
@@ -38,19 +39,24 @@ mod landlock;
 mod languages;
 mod limits;
 #[cfg(target_os = "linux")]
+mod merge_outputs;
 mod namespaces;
 mod nonce;
 mod output_cap;
 mod output_markers;
 mod pipe;
 mod powershell;
+mod probe;
 mod process_group;
+mod process_limit;
 mod procfs;
 mod programs;
 mod protected;
 mod python;
 mod r;
+mod rlimits;
 mod ruby;
+mod sandbox_policy;
 mod sandbox_support;
 mod screenshot;
 #[cfg(target_os = "linux")]
@@ -60,14 +66,14 @@ mod session_unit;
 mod shell;
 mod spawn;
 
-pub use computer::{DEFAULT_OUTPUT_CAP, LocalComputer, merge_outputs};
+pub use computer::{DEFAULT_OUTPUT_CAP, LocalComputer};
 pub use environment::{
     MIN_SECRET_VALUE_LEN, PROVIDER_KEY_SUFFIXES, PROVIDER_KEY_VARS, SERVER_KEY_VAR, Secrets,
     is_provider_key,
 };
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
-pub use sandbox_support::{
-    NamespaceSupport, SandboxMode, SandboxPolicy, SandboxSupport, UnknownSandboxMode,
-    broad_workspace_warning, probe,
-};
+pub use merge_outputs::merge_outputs;
+pub use probe::probe;
+pub use sandbox_policy::{SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning};
+pub use sandbox_support::{NamespaceSupport, SandboxSupport};

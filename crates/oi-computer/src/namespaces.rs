@@ -188,24 +188,3 @@ fn write_file(path: &std::ffi::CStr, data: &[u8]) -> Result<(), i32> {
     unsafe { libc::close(fd) };
     result
 }
-
-/// Finds how sessions can get their own PID and mount namespaces: directly (with
-/// `CAP_SYS_ADMIN`), inside a user namespace, or not at all. Each candidate is tried for real
-/// in a short-lived child that sets up the namespaces as a session would and exits (about a
-/// millisecond).
-pub(crate) fn probe() -> NamespaceSupport {
-    let mut candidates = Vec::new();
-    if crate::capabilities::has_sys_admin() {
-        candidates.push(NamespaceSupport::Direct);
-    }
-    candidates.push(NamespaceSupport::WithUserNamespace);
-    for candidate in candidates {
-        let Ok(Some(plan)) = NamespacePlan::new(candidate, &[], &[]) else {
-            continue;
-        };
-        if crate::clone::check_in_child(plan.flags, || plan.apply_in_child().is_ok()) {
-            return candidate;
-        }
-    }
-    NamespaceSupport::Unavailable
-}

@@ -201,7 +201,7 @@ fn recipient_output(marked: &str) -> Output {
 
 /// Joins consecutive plain console outputs.
 fn merge(outputs: Vec<Output>) -> Vec<Output> {
-    crate::computer::merge_outputs(outputs)
+    crate::merge_outputs::merge_outputs(outputs)
 }
 
 #[cfg(test)]
@@ -215,7 +215,7 @@ mod tests {
             out.extend(f.push(p));
         }
         out.extend(f.finish());
-        crate::computer::merge_outputs(out)
+        crate::merge_outputs::merge_outputs(out)
     }
 
     #[test]

@@ -1,33 +1,11 @@
-//! The sandbox policy the user chooses, and what this kernel can enforce of it.
-//!
-//! The policy is enforced in each session's child process before it execs its interpreter
-//! (see `confine.rs`), so it covers every language session and everything they spawn.
+//! What this machine can enforce of a sandbox policy ([`SandboxSupport`], found by
+//! `probe.rs`), and what it cannot, in words.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use oi_core::settings::computer::{SandboxMode, SandboxPolicy, UnknownSandboxMode};
-
-/// A warning when `policy`'s workspace mode covers the home directory or `/` (code may then
-/// write nearly everywhere the user can), or `None`.
-pub fn broad_workspace_warning(policy: &SandboxPolicy) -> Option<String> {
-    if policy.mode != SandboxMode::Workspace {
-        return None;
-    }
-    let workspace = crate::protected::canonical(&policy.workspace);
-    let home = std::env::var_os("HOME").map(|h| crate::protected::canonical(h.as_ref()));
-    let what = if workspace == std::path::Path::new("/") {
-        "the whole file system (/)".to_owned()
-    } else if home.as_ref() == Some(&workspace) {
-        format!("your home directory ({})", workspace.display())
-    } else {
-        return None;
-    };
-    Some(format!(
-        "warning: the sandbox's workspace is {what}: code may write anywhere in it except oi's own configuration and conversations. Start oi in a project directory to confine the code to it."
-    ))
-}
+use crate::sandbox_policy::{SandboxMode, SandboxPolicy};
 
 /// How sessions get their own PID and mount namespaces on this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -44,7 +22,7 @@ pub enum NamespaceSupport {
     WithUserNamespace,
 }
 
-/// What this machine can enforce, found once by [`probe`].
+/// What this machine can enforce, found once by [`probe`](crate::probe()).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SandboxSupport {
@@ -126,57 +104,9 @@ impl fmt::Display for SandboxSupport {
     }
 }
 
-/// Finds what this machine can enforce: two syscalls for Landlock and seccomp, a look at
-/// `/proc/self` for the cgroup, and one short-lived child that tries the namespaces (about a
-/// millisecond in all). Call once at start-up, and only when a sandbox is asked for; a
-/// computer without a sandbox looks for its cgroup by itself when its first session starts.
-pub fn probe() -> SandboxSupport {
-    #[cfg(target_os = "linux")]
-    {
-        SandboxSupport {
-            landlock_abi: crate::landlock::abi(),
-            seccomp: crate::seccomp::available(),
-            namespaces: crate::namespaces::probe(),
-            cgroup: crate::cgroup::CgroupParent::find().is_some(),
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        SandboxSupport::default()
-    }
-}
-
-/// [`probe`] without the namespace probe (for a computer without a file-system sandbox,
-/// which never uses namespaces): Landlock and seccomp (for network denial) and the cgroup.
-pub(crate) fn probe_light() -> SandboxSupport {
-    #[cfg(target_os = "linux")]
-    {
-        SandboxSupport {
-            landlock_abi: crate::landlock::abi(),
-            seccomp: crate::seccomp::available(),
-            namespaces: NamespaceSupport::Unavailable,
-            cgroup: crate::cgroup::CgroupParent::find().is_some(),
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        SandboxSupport::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_home_or_root_workspace_is_warned_about() {
-        let root = SandboxPolicy::new(SandboxMode::Workspace).with_workspace("/");
-        assert!(broad_workspace_warning(&root).is_some_and(|w| w.contains("(/)")));
-        let tmp = SandboxPolicy::new(SandboxMode::Workspace).with_workspace("/tmp");
-        assert_eq!(broad_workspace_warning(&tmp), None);
-        let readonly = SandboxPolicy::new(SandboxMode::ReadOnly).with_workspace("/");
-        assert_eq!(broad_workspace_warning(&readonly), None);
-    }
 
     #[test]
     fn missing_support_is_named() {

@@ -1,0 +1,102 @@
+//! The plan a session's child applies between clone and exec — namespaces and mounts, working
+//! directory, rlimits, capabilities, `no_new_privs`, Landlock, seccomp — built in the parent
+//! by `confine.rs` from the policy, and applied with syscalls only.
+
+use std::ffi::CString;
+
+use crate::child_step::Step;
+use crate::rlimits::Rlimits;
+
+/// What the child applies between clone and exec, built in the parent.
+#[derive(Debug)]
+pub(crate) struct Confinement {
+    /// The directory to start in (the workspace, when sandboxed).
+    pub workdir: Option<CString>,
+    /// The rlimits to set.
+    pub rlimits: Rlimits,
+    /// The Linux-only steps.
+    #[cfg(target_os = "linux")]
+    pub linux: LinuxConfinement,
+}
+
+/// The Linux-only steps.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub(crate) struct LinuxConfinement {
+    /// The namespaces to enter and the mounts to make in them.
+    pub namespaces: Option<crate::namespaces::NamespacePlan>,
+    /// Whether to give up every capability.
+    pub drop_capabilities: bool,
+    /// Whether to set `no_new_privs`.
+    pub no_new_privs: bool,
+    /// The Landlock ruleset to enforce.
+    pub ruleset: Option<crate::landlock::Ruleset>,
+    /// What the ruleset grants on terminals (also on a private `/dev/pts` mounted later).
+    pub terminal_rights: u64,
+    /// The seccomp filters to install, in order.
+    pub filters: Vec<Vec<libc::sock_filter>>,
+}
+
+impl Confinement {
+    /// The namespace flags for `clone` (0: none).
+    pub(crate) fn clone_flags(&self) -> libc::c_int {
+        #[cfg(target_os = "linux")]
+        if let Some(plan) = &self.linux.namespaces {
+            return plan.flags;
+        }
+        0
+    }
+
+    /// Whether the child is PID 1 of its own PID namespace.
+    pub(crate) fn own_pid_namespace(&self) -> bool {
+        self.clone_flags() != 0
+    }
+
+    /// Applies everything in the child, in order: namespaces and mounts, working directory,
+    /// rlimits, capabilities, `no_new_privs`, Landlock, seccomp. Only syscalls on memory
+    /// built before the clone: safe between clone and exec.
+    pub(crate) fn apply_in_child(&self) -> Result<(), (Step, i32)> {
+        #[cfg(target_os = "linux")]
+        let private_terminals = match &self.linux.namespaces {
+            Some(plan) => plan.apply_in_child()?,
+            None => false,
+        };
+        if let Some(dir) = &self.workdir {
+            // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
+            if unsafe { libc::chdir(dir.as_ptr()) } != 0 {
+                return Err((Step::WorkDir, crate::errno::errno()));
+            }
+        }
+        self.rlimits
+            .apply()
+            .map_err(|e| (Step::Rlimits, e.raw_os_error().unwrap_or(libc::EIO)))?;
+        #[cfg(target_os = "linux")]
+        self.linux.apply_in_child(private_terminals)?;
+        Ok(())
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl LinuxConfinement {
+    /// Capabilities, `no_new_privs`, Landlock (first granting the terminal rights on the
+    /// session's private `/dev/pts` when it has one), seccomp.
+    fn apply_in_child(&self, private_terminals: bool) -> Result<(), (Step, i32)> {
+        if let (true, Some(ruleset)) = (private_terminals, &self.ruleset) {
+            crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/pts", self.terminal_rights)
+                .map_err(|e| (Step::Landlock, e))?;
+        }
+        if self.drop_capabilities {
+            crate::capabilities::drop_all().map_err(|e| (Step::Capabilities, e))?;
+        }
+        if self.no_new_privs {
+            crate::landlock::set_no_new_privs().map_err(|e| (Step::NoNewPrivs, e))?;
+        }
+        if let Some(ruleset) = &self.ruleset {
+            crate::landlock::restrict_self(ruleset.raw_fd()).map_err(|e| (Step::Landlock, e))?;
+        }
+        for filter in &self.filters {
+            crate::seccomp::install(filter).map_err(|e| (Step::Seccomp, e))?;
+        }
+        Ok(())
+    }
+}
