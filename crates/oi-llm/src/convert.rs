@@ -166,7 +166,7 @@ fn convert_one(
                     text: IMAGE_DROPPED_NOTE.to_owned(),
                 });
             }
-            image_parts(message).map(Item::Parts)
+            image_parts(message, templates.shrink_images).map(Item::Parts)
         }
         Kind::File => Some(Item::Text {
             speaker: Speaker::User,

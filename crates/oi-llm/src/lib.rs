@@ -15,6 +15,7 @@ pub mod context_note;
 pub mod convert;
 pub mod endpoint;
 pub mod env;
+pub mod image_shrink;
 pub mod images;
 #[cfg(feature = "local")]
 pub mod local;
