@@ -67,10 +67,17 @@ pub const KNOWN_VARS: [&str; 57] = [
     "HOSTED_VLLM_API_KEY",
     "HOSTED_VLLM_API_BASE",
     "OI_MODEL_PATH",
-    crate::reply_limits::REPLY_BYTES_VAR,
-    crate::reply_limits::LINE_BYTES_VAR,
-    crate::reply_limits::BODY_BYTES_VAR,
+    REPLY_BYTES_VAR,
+    LINE_BYTES_VAR,
+    BODY_BYTES_VAR,
 ];
+
+/// The variable that sets the longest reply, in bytes (`ReplyLimits::max_reply_bytes`).
+pub const REPLY_BYTES_VAR: &str = "OI_MAX_REPLY_BYTES";
+/// The variable that sets the longest server-sent-events line (`ReplyLimits::max_line_bytes`).
+pub const LINE_BYTES_VAR: &str = "OI_MAX_SSE_LINE_BYTES";
+/// The variable that sets the largest reply body (`ReplyLimits::max_body_bytes`).
+pub const BODY_BYTES_VAR: &str = "OI_MAX_REPLY_BODY_BYTES";
 
 impl Env {
     /// No variables at all.

@@ -27,6 +27,7 @@ mod openai;
 pub mod openai_body;
 pub mod partial_json;
 pub mod prompt;
+mod prompt_build;
 pub mod provider;
 pub mod providers;
 pub mod pull;
