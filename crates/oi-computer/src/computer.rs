@@ -21,7 +21,8 @@ use crate::output_markers::MarkerFilter;
 use crate::sandbox_policy::SandboxPolicy;
 use crate::sandbox_support::SandboxSupport;
 use crate::screenshot::Shooters;
-use crate::session::{Fate, Handle, Item, Session};
+use crate::session::Session;
+use crate::session_handle::{Fate, Handle, Item};
 
 /// The default cap on the output of one run, in bytes.
 pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;

@@ -45,6 +45,7 @@ mod nonce;
 mod output_cap;
 mod output_markers;
 mod pipe;
+mod pipe_reader;
 mod powershell;
 mod probe;
 mod process_group;
@@ -62,6 +63,7 @@ mod screenshot;
 #[cfg(target_os = "linux")]
 mod seccomp;
 mod session;
+mod session_handle;
 mod session_unit;
 mod shell;
 mod spawn;
