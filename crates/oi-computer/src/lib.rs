@@ -57,6 +57,7 @@ mod python;
 mod r;
 mod rlimits;
 mod ruby;
+mod run;
 mod sandbox_policy;
 mod sandbox_support;
 mod screenshot;
@@ -66,6 +67,7 @@ mod session;
 mod session_handle;
 mod session_unit;
 mod shell;
+mod slot;
 mod spawn;
 
 pub use computer::{DEFAULT_OUTPUT_CAP, LocalComputer};
