@@ -58,6 +58,7 @@ mod r;
 mod rlimits;
 mod ruby;
 mod run;
+mod run_reader;
 mod sandbox_policy;
 mod sandbox_support;
 mod screenshot;

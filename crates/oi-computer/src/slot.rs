@@ -52,6 +52,13 @@ impl Slot {
         *self.handle.lock().unwrap_or_else(|e| e.into_inner()) = handle;
     }
 
+    /// Ends the slot's session: drops it (which kills it if it is still alive) and forgets
+    /// its handle.
+    pub(crate) fn clear(&self, state: &mut SlotState) {
+        state.session = None;
+        self.set_handle(None);
+    }
+
     /// Takes the live session's handle out of the slot (terminate, drop).
     pub(crate) fn take_handle(&self) -> Option<Arc<Handle>> {
         self.handle.lock().unwrap_or_else(|e| e.into_inner()).take()
