@@ -36,6 +36,8 @@ mod java;
 mod javascript;
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod landlock_rules;
 mod languages;
 mod limits;
 #[cfg(target_os = "linux")]

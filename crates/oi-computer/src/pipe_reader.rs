@@ -12,7 +12,7 @@ use oi_core::computer::Output;
 use oi_core::lmc::Kind;
 use tokio::sync::mpsc;
 
-use crate::driver_events::{MarkerParser, Piece};
+use crate::driver_events::{Event, MarkerParser, Piece};
 use crate::output_cap::OutputCap;
 use crate::session_handle::{Handle, Item};
 
@@ -89,6 +89,7 @@ impl Reader {
         }
     }
 
+    /// One piece of the output: text (capped) or a driver event.
     fn piece(&mut self, piece: Piece) {
         match piece {
             Piece::Text(text) => {
@@ -97,64 +98,80 @@ impl Reader {
                 }
             }
             Piece::Event(event) => match event.ev.as_str() {
-                "start" => {
-                    self.new_segment();
-                    let _ = self.tx.send(Item::Start(event.id));
-                }
-                "done" => {
-                    self.flush_tail();
-                    self.new_segment();
-                    self.handle.mark_done(event.id);
-                    let _ = self.tx.send(Item::Done(event.id));
-                }
-                "line" => {
-                    if self.last_line == Some(event.n) || self.cap.is_over() {
-                        return;
-                    }
-                    self.lines += 1;
-                    if self.lines > 1000 {
-                        // A tight loop: report at most ~20 line changes a second.
-                        if self.last_line_at.elapsed() < Duration::from_millis(50) {
-                            return;
-                        }
-                        self.last_line_at = Instant::now();
-                    }
-                    self.last_line = Some(event.n);
-                    if event.n > 0 {
-                        let _ = self.tx.send(Item::Line(event.n));
-                    }
-                }
-                "file" => {
-                    let Some(path) = event.path.as_deref() else {
-                        return;
-                    };
-                    let Ok(bytes) = std::fs::read(path) else {
-                        return;
-                    };
-                    let _ = std::fs::remove_file(path);
-                    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-                    if self.cap.rich(data.len()) {
-                        let format = event.format.as_deref().unwrap_or("base64.png");
-                        let _ = self.tx.send(Item::Rich(Output::image(format, data)));
-                    }
-                }
-                "rich" => {
-                    let Some(data) = event.data else { return };
-                    if !self.cap.rich(data.len()) {
-                        return;
-                    }
-                    let format = event.format.unwrap_or_else(|| "html".to_owned());
-                    let output = match event.kind.as_deref() {
-                        Some("image") => Output::image(&format, data),
-                        _ => Output {
-                            kind: Kind::Code,
-                            ..Output::code(&format, data)
-                        },
-                    };
-                    let _ = self.tx.send(Item::Rich(output));
-                }
+                "start" => self.on_start(event.id),
+                "done" => self.on_done(event.id),
+                "line" => self.on_line(event.n),
+                "file" => self.on_file(&event),
+                "rich" => self.on_rich(event),
                 _ => {}
             },
         }
+    }
+
+    /// The driver started run `id`: a new segment begins.
+    fn on_start(&mut self, id: u64) {
+        self.new_segment();
+        let _ = self.tx.send(Item::Start(id));
+    }
+
+    /// The driver finished run `id`: the held-back tail, then the end of the run.
+    fn on_done(&mut self, id: u64) {
+        self.flush_tail();
+        self.new_segment();
+        self.handle.mark_done(id);
+        let _ = self.tx.send(Item::Done(id));
+    }
+
+    /// Line `n` runs now: reported when it changed, not past the cap, and in a tight loop
+    /// at most ~20 times a second.
+    fn on_line(&mut self, n: u64) {
+        if self.last_line == Some(n) || self.cap.is_over() {
+            return;
+        }
+        self.lines += 1;
+        if self.lines > 1000 {
+            // A tight loop: report at most ~20 line changes a second.
+            if self.last_line_at.elapsed() < Duration::from_millis(50) {
+                return;
+            }
+            self.last_line_at = Instant::now();
+        }
+        self.last_line = Some(n);
+        if n > 0 {
+            let _ = self.tx.send(Item::Line(n));
+        }
+    }
+
+    /// An image the driver wrote to a file: read, removed, and sent within the cap.
+    fn on_file(&mut self, event: &Event) {
+        let Some(path) = event.path.as_deref() else {
+            return;
+        };
+        let Ok(bytes) = std::fs::read(path) else {
+            return;
+        };
+        let _ = std::fs::remove_file(path);
+        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        if self.cap.rich(data.len()) {
+            let format = event.format.as_deref().unwrap_or("base64.png");
+            let _ = self.tx.send(Item::Rich(Output::image(format, data)));
+        }
+    }
+
+    /// Rich output (an image, HTML, …) within the cap.
+    fn on_rich(&mut self, event: Event) {
+        let Some(data) = event.data else { return };
+        if !self.cap.rich(data.len()) {
+            return;
+        }
+        let format = event.format.unwrap_or_else(|| "html".to_owned());
+        let output = match event.kind.as_deref() {
+            Some("image") => Output::image(&format, data),
+            _ => Output {
+                kind: Kind::Code,
+                ..Output::code(&format, data)
+            },
+        };
+        let _ = self.tx.send(Item::Rich(output));
     }
 }
