@@ -30,7 +30,6 @@ mod driver_events;
 mod engine;
 mod environment;
 mod errno;
-mod host;
 mod html;
 mod java;
 mod javascript;
@@ -70,6 +69,7 @@ mod session;
 mod session_handle;
 mod session_unit;
 mod shell;
+mod shell_host;
 mod slot;
 mod spawn;
 

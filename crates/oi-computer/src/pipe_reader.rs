@@ -12,7 +12,7 @@ use oi_core::computer::Output;
 use oi_core::lmc::Kind;
 use tokio::sync::mpsc;
 
-use crate::driver_events::{Event, MarkerParser, Piece};
+use crate::driver_events::{Event, EventParser, Piece};
 use crate::output_cap::OutputCap;
 use crate::session_handle::{Handle, Item};
 
@@ -28,7 +28,7 @@ pub(crate) fn start(
 ) -> std::io::Result<()> {
     let pgid = handle.pgid();
     let reader = Reader {
-        parser: MarkerParser::new(nonce),
+        parser: EventParser::new(nonce),
         handle,
         tx,
         cap: OutputCap::new(output_cap),
@@ -44,7 +44,7 @@ pub(crate) fn start(
 
 /// What the reader thread holds.
 struct Reader {
-    parser: MarkerParser,
+    parser: EventParser,
     handle: Arc<Handle>,
     tx: mpsc::UnboundedSender<Item>,
     cap: OutputCap,
