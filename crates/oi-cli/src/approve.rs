@@ -124,7 +124,11 @@ pub fn ask(
         scan(code, out);
     }
     if has_hidden_characters(&code.content) {
-        let _ = writeln!(out, "\n{HIDDEN_WARNING}");
+        let _ = writeln!(
+            out,
+            "\n{}",
+            crate::doc::wrapped(HIDDEN_WARNING.trim_start(), "  ")
+        );
         let _ = out.flush();
     }
     loop {
@@ -152,11 +156,11 @@ pub fn ask(
                 };
             }
             other => {
-                let _ = writeln!(
-                    out,
-                    "  {:?} is not an answer: type y to run the code, n not to run it, or e to edit it first.",
+                let note = format!(
+                    "{:?} is not an answer: type y to run the code, n not to run it, or e to edit it first.",
                     crate::sanitize::clean(other)
                 );
+                let _ = writeln!(out, "{}", crate::doc::wrapped(&note, "  "));
                 let _ = out.flush();
             }
         }

@@ -61,6 +61,30 @@ impl Style {
     }
 }
 
+/// `text` wrapped between words to the terminal's width under `indent` when standard output
+/// is a terminal, as it is otherwise (for notes written straight to the terminal).
+pub fn wrapped(text: &str, indent: &str) -> String {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return format!("{indent}{text}");
+    }
+    let cols = Size::now().cols;
+    let prefix = [Span::plain(indent)];
+    let mut out = String::new();
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let rows = wrap(&[Span::plain(line)], cols, &prefix, &prefix, Break::Words);
+        let rows: Vec<String> = rows
+            .iter()
+            .map(|row| crate::style::render(row, false))
+            .collect();
+        out.push_str(&rows.join("\n"));
+    }
+    out
+}
+
 /// A text being written out in a [`Style`].
 pub struct Doc<'a> {
     style: &'a Style,

@@ -80,7 +80,23 @@ impl Grammars {
         let _ = self.set.get_or_init(Loaded::load);
     }
 
+    /// The grammars: at once when loaded; when they are loading, after at most a second
+    /// (this happens once, on the first code shown right after start-up); `None` when
+    /// nobody started them.
     fn ready(&self) -> Option<&Loaded> {
+        if let Some(loaded) = self.set.get() {
+            return Some(loaded);
+        }
+        if !self.started.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while std::time::Instant::now() < deadline {
+            if let Some(loaded) = self.set.get() {
+                return Some(loaded);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         self.set.get()
     }
 }

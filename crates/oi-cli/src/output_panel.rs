@@ -291,7 +291,8 @@ impl OutputPanel {
             Err(e) => format!("saving the whole output failed: {e}"),
         };
         let note = format!(
-            "… {left_out} more line{} ({}) not shown; {saved}",
+            "… {} more line{} ({}) not shown; {saved}",
+            grouped(left_out),
             if left_out == 1 { "" } else { "s" },
             size_text(bytes)
         );
@@ -340,6 +341,19 @@ fn open_output_file(dir: &Path) -> Result<(PathBuf, std::io::BufWriter<std::fs::
         .open(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((path, std::io::BufWriter::new(file)))
+}
+
+/// `99,950`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `12 KB`, `3.4 MB`.
@@ -424,6 +438,8 @@ mod tests {
         assert!(out.contains("line 976\n") && out.contains("line 1000\n"));
         assert!(!out.contains("line 975\n"));
         assert!(out.contains("950 more lines"), "{out}");
+        assert_eq!(grouped(99_950), "99,950");
+        assert_eq!(grouped(950), "950");
         let saved = std::fs::read_dir(dir.path())
             .unwrap()
             .next()

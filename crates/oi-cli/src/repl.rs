@@ -86,6 +86,9 @@ pub async fn run(
         if trimmed.starts_with('%') {
             let mut doc = Doc::new(&ui.style, &mut out);
             magic::handle(trimmed, interpreter, &mut doc).await?;
+            if ui.style.colour() {
+                writeln!(out)?;
+            }
             continue;
         }
         let images = image_paths(trimmed);

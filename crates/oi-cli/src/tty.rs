@@ -52,7 +52,7 @@ pub struct TtyRenderer {
     output: Sanitizer,
     /// Where cut output is saved.
     output_dir: PathBuf,
-    /// Something was drawn in this turn (blocks after it get a blank line before them).
+    /// Blocks get a blank line before them (not right after the previous block's panel).
     drawn: bool,
 }
 
@@ -68,7 +68,7 @@ impl TtyRenderer {
             message: Sanitizer::new(Carriage::NewLine),
             output: Sanitizer::new(Carriage::ClearLine),
             output_dir: crate::display::output_dir(),
-            drawn: false,
+            drawn: true,
         }
     }
 

@@ -328,10 +328,12 @@ fn track_code(chunk: &Chunk, shown: &mut String) {
 fn stopped(renderer: &mut Renderer, activity: &Activity, out: &mut dyn Write) -> Ended {
     let mut text = renderer.finish_turn();
     let what = activity.stopped_what();
-    let reset = if renderer.is_tty() { "\x1b[0m" } else { "" };
-    text.push_str(&format!(
-        "{reset}\nStopped. {what} The conversation so far is kept.\n"
-    ));
+    let said = format!("Stopped. {what} The conversation so far is kept.");
+    if renderer.is_tty() {
+        text.push_str(&format!("\x1b[0m\n{}\n", crate::doc::wrapped(&said, "")));
+    } else {
+        text.push_str(&format!("\n{said}\n"));
+    }
     let _ = write_now(out, &text);
     Ended::Stopped
 }
