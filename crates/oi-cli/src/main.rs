@@ -32,6 +32,10 @@ use input::LineSource;
 
 fn main() -> ExitCode {
     let args = args::Args::from_env();
+    if args.help {
+        print!("{}", args::Args::help_text());
+        return ExitCode::SUCCESS;
+    }
     if args.version {
         println!("{}", app::version_line());
         return ExitCode::SUCCESS;
