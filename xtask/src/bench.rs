@@ -596,9 +596,18 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             sessions,
         ))?);
     }
+    let turns = if opts.quick { 100 } else { 800 };
+    eprintln!("bench: server CPU per turn over {turns} turns");
+    let windows = bench.runtime.block_on(load::cpu_per_turn(
+        &server_bin,
+        &model.base_url(),
+        turns,
+        true,
+    ))?;
     drop(model);
 
-    let markdown = render(&rows, &reports, &opts, bench.original.is_some());
+    let mut markdown = render(&rows, &reports, &opts, bench.original.is_some());
+    markdown.push_str(&load::bench_section(&windows, &reports));
     println!("{markdown}");
     let out_dir = if opts.quick {
         root.join("target/bench")
@@ -617,48 +626,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The header of the server-load table.
-const LOAD_HEADER: &str = "| sessions | chunks/s (all clients) | `end` → first chunk p50 / p99 | chunk gap p50 / p99 | server RSS, all connected | memory per idle session | failed turns |\n|---|---|---|---|---|---|---|";
-
-/// One row of the server-load table.
-fn load_row(r: &LoadReport) -> String {
-    format!(
-        "| {} | {:.0} | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.1} MiB | {:.0} KiB | {} |",
-        r.sessions,
-        r.chunks_per_second,
-        r.first_chunk_ms.0,
-        r.first_chunk_ms.1,
-        r.chunk_gap_ms.0,
-        r.chunk_gap_ms.1,
-        r.server_rss_mib,
-        r.idle_session_kib,
-        r.failures
-    )
-}
-
-/// `cargo xtask load [SESSIONS…]`: only the server load test (default 1, 100, 1000 sessions).
+/// `cargo xtask load [--turns N] [SESSIONS…]`: only the server load test.
 pub fn load_only(args: &[String]) -> anyhow::Result<()> {
     let root = std::env::current_dir()?;
     build(&root)?;
-    let sessions: Vec<usize> = if args.is_empty() {
-        vec![1, 100, 1000]
-    } else {
-        args.iter()
-            .map(|a| a.parse())
-            .collect::<Result<_, _>>()
-            .context("sessions are numbers")?
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let model = runtime.block_on(ScriptedServer::start(Script::calculator()))?;
-    let server_bin = root.join("target/release/oi-server");
-    println!("{LOAD_HEADER}");
-    for n in sessions {
-        let report = runtime.block_on(load::run(&server_bin, &model.base_url(), n))?;
-        println!("{}", load_row(&report));
-    }
-    Ok(())
+    load::main(&root, args)
 }
 
 fn render(rows: &[Row], reports: &[LoadReport], opts: &Options, compared: bool) -> String {
@@ -701,9 +673,9 @@ fn render(rows: &[Row], reports: &[LoadReport], opts: &Options, compared: bool) 
         md,
         "Each client has its own session (`/sessions/{{id}}`) of one `oi-server` process and runs one turn; the scripted model streams its reply in 4-character pieces.\n"
     );
-    let _ = writeln!(md, "{LOAD_HEADER}");
+    let _ = writeln!(md, "{}", load::BURST_HEADER);
     for report in reports {
-        let _ = writeln!(md, "{}", load_row(report));
+        let _ = writeln!(md, "{}", load::burst_row(report));
     }
     let _ = writeln!(
         md,

@@ -1,5 +1,6 @@
 //! Asking before code runs: "Would you like to run this code? (y/n)", `e` to edit it in
-//! `$EDITOR` first, and safe mode's semgrep scan (spec e.6). Code holding control or invisible
+//! `$EDITOR` first, and safe mode's semgrep scan (spec e.6). Any other answer is asked
+//! again (a stray key never decides); end of input declines. Code holding control or invisible
 //! characters (shown as `␍`, `␛`, `<U+202E>` …) gets a warning before the question.
 
 use std::io::Write;
@@ -123,28 +124,45 @@ pub fn ask(
         scan(code, out);
     }
     if has_hidden_characters(&code.content) {
-        let _ = writeln!(out, "\n{HIDDEN_WARNING}");
+        let _ = writeln!(
+            out,
+            "\n{}",
+            crate::doc::wrapped(HIDDEN_WARNING.trim_start(), "  ")
+        );
         let _ = out.flush();
     }
-    match source.read_line("\nWould you like to run this code? (y/n)\n\n") {
-        Read::Interrupted => Answer::Stop,
-        Read::Eof => {
-            let _ = writeln!(
-                out,
-                "(no answer: declined. Use -y to run code without asking.)"
-            );
-            Answer::Decide(Decision::Decline)
+    loop {
+        let line = match source.read_line("\nWould you like to run this code? (y/n)\n\n") {
+            Read::Interrupted => return Answer::Stop,
+            Read::Eof => {
+                let _ = writeln!(
+                    out,
+                    "(no answer: declined. Use -y to run code without asking.)"
+                );
+                return Answer::Decide(Decision::Decline);
+            }
+            Read::Line(line) => line,
+        };
+        match line.trim().to_lowercase().as_str() {
+            "y" | "yes" => return Answer::Decide(Decision::Approve),
+            "n" | "no" => return Answer::Decide(Decision::Decline),
+            "e" | "edit" => {
+                return match edit(code) {
+                    Ok(edited) => Answer::Decide(Decision::Edit(edited)),
+                    Err(e) => {
+                        let _ = writeln!(out, "  Could not edit the code ({e}); it was not run.");
+                        Answer::Decide(Decision::Decline)
+                    }
+                };
+            }
+            other => {
+                let note = format!(
+                    "{:?} is not an answer: type y to run the code, n not to run it, or e to edit it first.",
+                    crate::sanitize::clean(other)
+                );
+                let _ = writeln!(out, "{}", crate::doc::wrapped(&note, "  "));
+                let _ = out.flush();
+            }
         }
-        Read::Line(line) => match line.trim().to_lowercase().as_str() {
-            "y" | "yes" => Answer::Decide(Decision::Approve),
-            "e" => match edit(code) {
-                Ok(edited) => Answer::Decide(Decision::Edit(edited)),
-                Err(e) => {
-                    let _ = writeln!(out, "  Could not edit the code ({e}); it was not run.");
-                    Answer::Decide(Decision::Decline)
-                }
-            },
-            _ => Answer::Decide(Decision::Decline),
-        },
     }
 }

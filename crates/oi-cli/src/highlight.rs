@@ -1,234 +1,270 @@
-//! Light terminal styling: Markdown for the model's messages and syntax colours for code,
-//! applied one complete line at a time so text can stream.
+//! Syntax colours for code, line by line as it streams, from Sublime Text grammars (`syntect`,
+//! with its pure-Rust regex engine). The grammars are loaded off the start-up path: a
+//! background thread starts when the program does ([`Grammars::warm`]); a line that comes
+//! before they are ready is shown in one colour, and the block's state catches up once they
+//! are. Colours are the terminal's own 16 (they follow the user's theme, light or dark).
 
-const RESET: &str = "\x1b[0m";
-const BOLD: &str = "\x1b[1m";
-const ITALIC: &str = "\x1b[3m";
-const KEYWORD: &str = "\x1b[35m";
-const STRING: &str = "\x1b[32m";
-const NUMBER: &str = "\x1b[33m";
-const COMMENT: &str = "\x1b[2;37m";
-const INLINE_CODE: &str = "\x1b[36m";
-const CODE: &str = "\x1b[36m";
+use std::sync::{Arc, OnceLock};
 
-/// Keywords of the languages the model writes most.
-fn keywords(language: &str) -> &'static [&'static str] {
-    match language {
-        "python" | "py" => &[
-            "def", "class", "return", "if", "elif", "else", "for", "while", "in", "import", "from",
-            "as", "with", "try", "except", "finally", "raise", "pass", "break", "continue",
-            "lambda", "yield", "and", "or", "not", "is", "None", "True", "False", "global",
-            "async", "await",
-        ],
-        "shell" | "bash" | "sh" | "zsh" => &[
-            "if", "then", "else", "elif", "fi", "for", "while", "do", "done", "case", "esac", "in",
-            "function", "export", "local", "return", "echo", "cd",
-        ],
-        "javascript" | "js" | "node" | "react" => &[
-            "function",
-            "const",
-            "let",
-            "var",
-            "return",
-            "if",
-            "else",
-            "for",
-            "while",
-            "class",
-            "new",
-            "import",
-            "export",
-            "from",
-            "async",
-            "await",
-            "try",
-            "catch",
-            "throw",
-            "null",
-            "undefined",
-            "true",
-            "false",
-        ],
-        "ruby" => &[
-            "def", "end", "class", "module", "if", "elsif", "else", "unless", "do", "while",
-            "return", "nil", "true", "false",
-        ],
-        "r" => &[
-            "function", "if", "else", "for", "while", "return", "TRUE", "FALSE", "NULL", "library",
-        ],
-        "java" => &[
-            "public", "private", "static", "void", "class", "return", "new", "if", "else", "for",
-            "while", "int", "String",
-        ],
-        _ => &[],
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxSet};
+
+use crate::style::{CODE, NORMAL, Sgr, Span};
+
+/// The grammars, loaded once in the background and shared.
+#[derive(Clone, Default)]
+pub struct Grammars {
+    set: Arc<OnceLock<Loaded>>,
+    started: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl std::fmt::Debug for Grammars {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grammars")
+            .field("ready", &self.set.get().is_some())
+            .finish()
     }
 }
 
-fn comment_start(language: &str) -> &'static str {
-    match language {
-        "javascript" | "js" | "node" | "react" | "java" => "//",
-        _ => "#",
+/// The grammars and the scopes colours are chosen by.
+struct Loaded {
+    syntaxes: SyntaxSet,
+    palette: Vec<(Scope, Sgr)>,
+}
+
+/// Scope prefixes and their colours; the innermost scope that matches one wins.
+const PALETTE: &[(&str, Sgr)] = &[
+    ("comment", "3;90"),
+    ("string", "32"),
+    ("constant.numeric", "33"),
+    ("constant.language", "33"),
+    ("constant.character", "33"),
+    ("keyword", "35"),
+    ("storage", "35"),
+    ("entity.name.function", "34"),
+    ("support.function", "34"),
+    ("variable.function", "34"),
+    ("entity.name.class", "1;36"),
+    ("entity.name.type", "1;36"),
+    ("support.type", "36"),
+    ("support.class", "36"),
+    ("entity.name.tag", "34"),
+    ("entity.other.attribute-name", "33"),
+    ("invalid", "31"),
+];
+
+impl Grammars {
+    /// Grammars not loaded yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts loading the grammars in a background thread (once).
+    pub fn warm(&self) {
+        if self.started.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let set = Arc::clone(&self.set);
+        let spawned = std::thread::Builder::new()
+            .name("oi-grammars".into())
+            .spawn(move || {
+                let _ = set.set(Loaded::load());
+            });
+        if spawned.is_err() {
+            let _ = self.set.set(Loaded::load());
+        }
+    }
+
+    /// Loads the grammars now, in this thread, if they are not loaded yet.
+    #[cfg(test)]
+    pub fn load_now(&self) {
+        let _ = self.set.get_or_init(Loaded::load);
+    }
+
+    /// The grammars: at once when loaded; when they are loading, after at most a second
+    /// (this happens once, on the first code shown right after start-up); `None` when
+    /// nobody started them.
+    fn ready(&self) -> Option<&Loaded> {
+        if let Some(loaded) = self.set.get() {
+            return Some(loaded);
+        }
+        if !self.started.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while std::time::Instant::now() < deadline {
+            if let Some(loaded) = self.set.get() {
+                return Some(loaded);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        self.set.get()
     }
 }
 
-/// Colours one line of code.
-pub fn code_line(language: &str, line: &str) -> String {
-    let words = keywords(language);
-    if words.is_empty() {
-        return format!("{CODE}{line}{RESET}");
-    }
-    let comment = comment_start(language);
-    let mut out = String::new();
-    let chars: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let rest: String = chars[i..].iter().collect();
-        if rest.starts_with(comment)
-            && !(comment == "#" && language == "shell" && i > 0 && chars[i - 1] == '$')
-        {
-            out.push_str(&format!("{COMMENT}{rest}{RESET}"));
-            break;
-        }
-        if c == '"' || c == '\'' {
-            let mut j = i + 1;
-            while j < chars.len() && chars[j] != c {
-                j += if chars[j] == '\\' { 2 } else { 1 };
-            }
-            let end = (j + 1).min(chars.len());
-            let text: String = chars[i..end].iter().collect();
-            out.push_str(&format!("{STRING}{text}{RESET}"));
-            i = end;
-            continue;
-        }
-        if c.is_alphabetic() || c == '_' {
-            let mut j = i;
-            while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
-                j += 1;
-            }
-            let word: String = chars[i..j].iter().collect();
-            if words.contains(&word.as_str()) {
-                out.push_str(&format!("{KEYWORD}{word}{RESET}"));
-            } else {
-                out.push_str(&word);
-            }
-            i = j;
-            continue;
-        }
-        if c.is_ascii_digit() {
-            let mut j = i;
-            while j < chars.len()
-                && (chars[j].is_ascii_digit() || chars[j] == '.' || chars[j] == '_')
-            {
-                j += 1;
-            }
-            let number: String = chars[i..j].iter().collect();
-            out.push_str(&format!("{NUMBER}{number}{RESET}"));
-            i = j;
-            continue;
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
-}
-
-/// Styles inline Markdown: `code`, **bold**, *italic*.
-fn inline(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let next = ["`", "**", "*"]
+impl Loaded {
+    fn load() -> Loaded {
+        let palette = PALETTE
             .iter()
-            .filter_map(|m| rest.find(m).map(|at| (at, *m)))
-            .min_by_key(|(at, m)| (*at, usize::MAX - m.len()));
-        let Some((at, marker)) = next else {
-            out.push_str(rest);
-            break;
-        };
-        let after = &rest[at + marker.len()..];
-        let Some(close) = after.find(marker).filter(|c| *c > 0) else {
-            out.push_str(&rest[..at + marker.len()]);
-            rest = after;
-            continue;
-        };
-        out.push_str(&rest[..at]);
-        let style = match marker {
-            "`" => INLINE_CODE,
-            "**" => BOLD,
-            _ => ITALIC,
-        };
-        out.push_str(&format!("{style}{}{RESET}", &after[..close]));
-        rest = &after[close + marker.len()..];
+            .filter_map(|(name, sgr)| Scope::new(name).ok().map(|scope| (scope, *sgr)))
+            .collect();
+        Loaded {
+            syntaxes: SyntaxSet::load_defaults_nonewlines(),
+            palette,
+        }
     }
-    out
+
+    fn colour(&self, stack: &ScopeStack) -> Sgr {
+        for scope in stack.as_slice().iter().rev() {
+            if let Some((_, sgr)) = self
+                .palette
+                .iter()
+                .find(|(prefix, _)| prefix.is_prefix_of(*scope))
+            {
+                return sgr;
+            }
+        }
+        NORMAL
+    }
 }
 
-/// Styles one complete line of a Markdown message (headings, lists, quotes, inline marks).
-pub fn markdown_line(line: &str) -> String {
-    let trimmed = line.trim_start();
-    if let Some(title) = trimmed.strip_prefix('#') {
-        return format!("{BOLD}{}{RESET}", title.trim_start_matches('#').trim());
+/// The grammar's name for the languages oi runs and the names models write.
+fn token(language: &str) -> &str {
+    match language {
+        "shell" | "sh" | "zsh" | "bash" => "bash",
+        "javascript" | "node" | "react" => "js",
+        "python3" => "py",
+        "powershell" => "ps1",
+        other => other,
     }
-    if trimmed == "---" || trimmed == "***" {
-        return format!("{COMMENT}{}{RESET}", "─".repeat(40));
+}
+
+/// Colours the lines of one code block, in order.
+pub struct CodeColours {
+    grammars: Grammars,
+    language: String,
+    state: Option<(ParseState, ScopeStack)>,
+    /// The block's lines so far, to catch up when the grammars arrive late.
+    seen: Vec<String>,
+    /// No grammar for this language (or it failed): one colour.
+    plain: bool,
+}
+
+impl CodeColours {
+    /// Colours for a block of `language`.
+    pub fn new(grammars: &Grammars, language: &str) -> Self {
+        CodeColours {
+            grammars: grammars.clone(),
+            language: language.to_ascii_lowercase(),
+            state: None,
+            seen: Vec::new(),
+            plain: false,
+        }
     }
-    if let Some(item) = trimmed
-        .strip_prefix("- ")
-        .or_else(|| trimmed.strip_prefix("* "))
-    {
-        let indent = &line[..line.len() - trimmed.len()];
-        return format!("{indent}• {}", inline(item));
+
+    /// The spans of the block's next line (without its newline).
+    pub fn line(&mut self, line: &str) -> Vec<Span> {
+        let spans = self.colour(line);
+        if self.state.is_none() && !self.plain {
+            self.seen.push(line.to_owned());
+        }
+        spans
     }
-    if let Some(quote) = trimmed.strip_prefix("> ") {
-        return format!("{COMMENT}│{RESET} {}", inline(quote));
+
+    fn colour(&mut self, line: &str) -> Vec<Span> {
+        let fallback = || vec![Span::new(CODE, line)];
+        if self.plain {
+            return fallback();
+        }
+        let Some(loaded) = self.grammars.ready() else {
+            return fallback();
+        };
+        if self.state.is_none() {
+            let Some(syntax) = loaded.syntaxes.find_syntax_by_token(token(&self.language)) else {
+                self.plain = true;
+                self.seen.clear();
+                return fallback();
+            };
+            let mut state = ParseState::new(syntax);
+            let mut stack = ScopeStack::new();
+            for earlier in std::mem::take(&mut self.seen) {
+                for (_, op) in state
+                    .parse_line(&earlier, &loaded.syntaxes)
+                    .unwrap_or_default()
+                {
+                    let _ = stack.apply(&op);
+                }
+            }
+            self.state = Some((state, stack));
+        }
+        let Some((state, stack)) = self.state.as_mut() else {
+            return fallback();
+        };
+        let Ok(ops) = state.parse_line(line, &loaded.syntaxes) else {
+            self.plain = true;
+            return fallback();
+        };
+        let mut spans: Vec<Span> = Vec::new();
+        let mut at = 0;
+        let mut push = |style: Sgr, text: &str| {
+            if text.is_empty() {
+                return;
+            }
+            match spans.last_mut() {
+                Some(last) if last.style == style => last.text.push_str(text),
+                _ => spans.push(Span::new(style, text)),
+            }
+        };
+        for (position, op) in ops {
+            let position = position.min(line.len());
+            if position > at && line.is_char_boundary(position) {
+                push(loaded.colour(stack), &line[at..position]);
+                at = position;
+            }
+            let _ = stack.apply(&op);
+        }
+        push(loaded.colour(stack), &line[at..]);
+        spans
     }
-    inline(line)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::style::text_of;
 
-    fn plain(text: &str) -> String {
-        let mut out = String::new();
-        let mut in_escape = false;
-        for c in text.chars() {
-            match (in_escape, c) {
-                (false, '\x1b') => in_escape = true,
-                (true, 'm') => in_escape = false,
-                (true, _) => {}
-                (false, c) => out.push(c),
-            }
-        }
-        out
+    #[test]
+    fn python_gets_keyword_string_and_comment_colours() {
+        let grammars = Grammars::new();
+        grammars.load_now();
+        let mut colours = CodeColours::new(&grammars, "python");
+        let spans = colours.line("def f(x): return 'a'  # note");
+        assert_eq!(text_of(&spans), "def f(x): return 'a'  # note");
+        let style_of = |text: &str| {
+            spans
+                .iter()
+                .find(|s| s.text.contains(text))
+                .map(|s| s.style)
+        };
+        assert_eq!(style_of("def"), Some("35"));
+        assert_eq!(style_of("a'"), Some("32"));
+        assert_eq!(style_of("note"), Some("3;90"));
     }
 
     #[test]
-    fn styling_never_changes_the_text() {
-        for line in [
-            "def f(x): return x + 1  # add",
-            "echo \"$HOME\" 'a#b'",
-            "x = 'it\\'s' 42",
-        ] {
-            assert_eq!(plain(&code_line("python", line)), line);
-            assert_eq!(plain(&code_line("shell", line)), line);
-        }
-        assert_eq!(
-            plain(&markdown_line("Use `ls` and **care** or *not*")),
-            "Use ls and care or not"
-        );
-        assert_eq!(plain(&markdown_line("## Plan")), "Plan");
-        assert_eq!(plain(&markdown_line("  - step one")), "  • step one");
-        assert_eq!(plain(&markdown_line("2 * 3 = 6")), "2 * 3 = 6");
+    fn lines_before_the_grammars_are_caught_up() {
+        let grammars = Grammars::new();
+        let mut colours = CodeColours::new(&grammars, "python");
+        assert_eq!(colours.line("s = '''"), vec![Span::new(CODE, "s = '''")]);
+        grammars.load_now();
+        let spans = colours.line("still a string");
+        assert_eq!(spans, vec![Span::new("32", "still a string")]);
     }
 
     #[test]
-    fn keywords_strings_and_comments_are_coloured() {
-        let line = code_line("python", "import os  # x");
-        assert!(
-            line.contains(&format!("{KEYWORD}import{RESET}"))
-                && line.contains(&format!("{COMMENT}# x{RESET}"))
-        );
+    fn unknown_languages_are_one_colour() {
+        let grammars = Grammars::new();
+        grammars.load_now();
+        let mut colours = CodeColours::new(&grammars, "brainfuck-ish");
+        assert_eq!(colours.line("+-"), vec![Span::new(CODE, "+-")]);
     }
 }

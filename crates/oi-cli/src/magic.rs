@@ -2,12 +2,13 @@
 //! they print from the conversation or from commands is filtered first (see
 //! [`crate::sanitize`]); exported files keep the text as it is.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
 use oi_core::{Content, Interpreter, Kind, Message, Role};
 
+use crate::doc::Doc;
 use crate::sanitize::{Carriage, Sanitizer, clean};
 
 /// The `%help` text.
@@ -28,7 +29,7 @@ pub const HELP: &str = "> **Available Commands:**
 ";
 
 /// Runs one magic command (`line` starts with `%`), writing what it says to `out`.
-pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let line = line.trim();
     if let Some(command) = line.strip_prefix("%%") {
         return shell(command.trim(), interpreter, out).await;
@@ -39,12 +40,12 @@ pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut dyn Write) 
         None => (body, ""),
     };
     match name {
-        "help" => write!(out, "{HELP}"),
+        "help" => out.md(HELP),
         "verbose" | "debug" => verbose(argument, interpreter, out),
         "auto_run" => auto_run(argument, interpreter, out),
         "reset" => {
             interpreter.reset().await;
-            writeln!(out, "> Reset Done")
+            out.md("> Reset Done\n")
         }
         "undo" => undo(interpreter, out),
         "save_message" => save_messages(argument, interpreter, out),
@@ -53,29 +54,28 @@ pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut dyn Write) 
         "info" => info(interpreter, out),
         "markdown" => markdown(argument, interpreter, out),
         "jupyter" => jupyter(argument, interpreter, out),
-        _ => write!(out, "> Unknown command\n\n{HELP}"),
+        _ => out.md(&format!("> Unknown command\n\n{HELP}")),
     }
 }
 
-async fn shell(command: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+async fn shell(command: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let mut output = interpreter.computer().run("shell", command);
     let mut filter = Sanitizer::new(Carriage::NewLine);
     while let Some(piece) = output.next().await {
         if piece.kind == Kind::Console && piece.format.as_deref() == Some("output") {
             if let Content::Text(text) = piece.content {
-                out.write_all(filter.push(&text).as_bytes())?;
-                out.flush()?;
+                out.stream(&filter.push(&text))?;
             }
         }
     }
-    out.write_all(filter.finish().as_bytes())?;
-    writeln!(out)
+    out.stream(&filter.finish())?;
+    out.md("\n")
 }
 
-fn verbose(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn verbose(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     match argument {
         "" | "true" => {
-            writeln!(out, "> Entered verbose mode\n\n\nCurrent messages:\n")?;
+            out.md("> Entered verbose mode\n\n\nCurrent messages:\n\n")?;
             for message in interpreter.messages() {
                 let mut message = message;
                 if message.kind == Kind::Image && message.format.as_deref() != Some("path") {
@@ -86,50 +86,49 @@ fn verbose(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io
                         message.content = Content::Text(format!("{head}...{tail}"));
                     }
                 }
-                writeln!(
-                    out,
+                out.raw(&format!(
                     "{}\n",
                     clean(&serde_json::to_string(&message).unwrap_or_default())
-                )?;
+                ))?;
             }
             interpreter.settings_mut().verbose = true;
             Ok(())
         }
         "false" => {
             interpreter.settings_mut().verbose = false;
-            writeln!(out, "> Exited verbose mode")
+            out.md("> Exited verbose mode\n")
         }
-        _ => writeln!(out, "> Unknown argument to verbose command."),
+        _ => out.md("> Unknown argument to verbose command.\n"),
     }
 }
 
-fn auto_run(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn auto_run(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     match argument {
         "" | "true" => {
             interpreter.settings_mut().auto_run = true;
-            writeln!(out, "> Entered auto_run mode")
+            out.md("> Entered auto_run mode\n")
         }
         "false" => {
             interpreter.settings_mut().auto_run = false;
-            writeln!(out, "> Exited auto_run mode")
+            out.md("> Exited auto_run mode\n")
         }
-        _ => writeln!(out, "> Unknown argument to auto_run command."),
+        _ => out.md("> Unknown argument to auto_run command.\n"),
     }
 }
 
-fn undo(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn undo(interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let mut messages = interpreter.messages();
     let Some(last_user) = messages.iter().rposition(|m| m.role == Role::User) else {
-        return writeln!(out, "> Nothing to undo.");
+        return out.md("> Nothing to undo.\n");
     };
     let removed = messages.split_off(last_user);
     interpreter.set_messages(messages);
-    writeln!(out)?;
+    out.md("\n")?;
     for message in removed.iter().filter(|m| !m.text().is_empty()) {
         let head: String = message.text().chars().take(30).collect();
-        writeln!(out, "**Removed message:** `\"{}...\"`", clean(&head))?;
+        out.md(&format!("**Removed message:** `\"{}...\"`\n", clean(&head)))?;
     }
-    writeln!(out)
+    out.md("\n")
 }
 
 fn json_path(argument: &str) -> PathBuf {
@@ -150,20 +149,22 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
-fn save_messages(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn save_messages(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let path = json_path(argument);
     let json = serde_json::to_string_pretty(&interpreter.messages()).map_err(io::Error::other)?;
     match std::fs::write(&path, json) {
-        Ok(()) => writeln!(
-            out,
-            "> messages json export to {}",
+        Ok(()) => out.md(&format!(
+            "> messages json export to {}\n",
             absolute(&path).display()
-        ),
-        Err(e) => writeln!(out, "> Could not write {}: {e}", absolute(&path).display()),
+        )),
+        Err(e) => out.md(&format!(
+            "> Could not write {}: {e}\n",
+            absolute(&path).display()
+        )),
     }
 }
 
-fn load_messages(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn load_messages(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let path = json_path(argument);
     let loaded = std::fs::read_to_string(&path)
         .map_err(|e| e.to_string())
@@ -171,17 +172,15 @@ fn load_messages(argument: &str, interpreter: &Interpreter, out: &mut dyn Write)
     match loaded {
         Ok(messages) => {
             interpreter.set_messages(messages);
-            writeln!(
-                out,
-                "> messages json loaded from {}",
+            out.md(&format!(
+                "> messages json loaded from {}\n",
                 absolute(&path).display()
-            )
+            ))
         }
-        Err(e) => writeln!(
-            out,
-            "> Could not load {}: {e}. The conversation was not changed.",
+        Err(e) => out.md(&format!(
+            "> Could not load {}: {e}. The conversation was not changed.\n",
             absolute(&path).display()
-        ),
+        )),
     }
 }
 
@@ -195,7 +194,7 @@ fn input_price(model: &str) -> Option<f64> {
     oi_llm::model_table::price(model).map(|price| price.input)
 }
 
-fn tokens(prompt: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn tokens(prompt: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let settings = interpreter.settings();
     let messages = interpreter.messages();
     let context: usize = estimate_tokens(&settings.system_message)
@@ -209,67 +208,59 @@ fn tokens(prompt: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::R
         Some(p) => format!("${:.6}", n as f64 * p / 1_000_000.0),
         None => "unknown for this model".to_owned(),
     };
-    writeln!(
-        out,
-        "> Tokens sent with next request as context: {context} (Estimated Cost: {})",
+    out.md(&format!(
+        "> Tokens sent with next request as context: {context} (Estimated Cost: {})\n",
         cost(context)
-    )?;
+    ))?;
     if !prompt.is_empty() {
         let n = estimate_tokens(prompt) + 4;
-        writeln!(
-            out,
-            "> Tokens used by this prompt: {n} (Estimated Cost: {})",
+        out.md(&format!(
+            "> Tokens used by this prompt: {n} (Estimated Cost: {})\n",
             cost(n)
-        )?;
-        writeln!(
-            out,
-            "> Total tokens for next request with this prompt: {} (Estimated Cost: {})",
+        ))?;
+        out.md(&format!(
+            "> Total tokens for next request with this prompt: {} (Estimated Cost: {})\n",
             context + n,
             cost(context + n)
-        )?;
+        ))?;
     }
-    writeln!(
-        out,
-        "\n**Note**: This is an estimate (about four characters per token) counting the system message and every message; the provider's count may differ."
-    )
+    out.md("\n**Note**: This is an estimate (about four characters per token) counting the system message and every message; the provider's count may differ.\n")
 }
 
-fn info(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn info(interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let s = interpreter.settings();
     let show = |v: Option<String>| v.unwrap_or_else(|| "None".to_owned());
     let uses_tools = interpreter.model().uses_tool_calls(&s.llm);
-    writeln!(out, "\n# Interpreter Info\n")?;
-    writeln!(out, "oi version: {}", env!("CARGO_PKG_VERSION"))?;
-    writeln!(
-        out,
-        "OS: {} ({})",
+    out.md("\n# Interpreter Info\n\n")?;
+    out.md(&format!("oi version: {}\n", env!("CARGO_PKG_VERSION")))?;
+    out.md(&format!(
+        "OS: {} ({})\n",
         oi_core::prompts::os_name(),
         std::env::consts::ARCH
-    )?;
-    writeln!(out, "Model: {}", clean(&s.llm.model))?;
-    writeln!(out, "Function calling: {uses_tools}")?;
-    writeln!(
-        out,
-        "Vision: {}",
+    ))?;
+    out.md(&format!("Model: {}\n", clean(&s.llm.model)))?;
+    out.md(&format!("Function calling: {uses_tools}\n"))?;
+    out.md(&format!(
+        "Vision: {}\n",
         show(s.llm.supports_vision.map(|v| v.to_string()))
-    )?;
-    writeln!(
-        out,
-        "Context window: {}",
+    ))?;
+    out.md(&format!(
+        "Context window: {}\n",
         show(s.llm.context_window.map(|v| v.to_string()))
-    )?;
-    writeln!(
-        out,
-        "Max tokens: {}",
+    ))?;
+    out.md(&format!(
+        "Max tokens: {}\n",
         show(s.llm.max_tokens.map(|v| v.to_string()))
-    )?;
-    writeln!(out, "Auto run: {}", s.auto_run)?;
-    writeln!(out, "API base: {}", clean(&show(s.llm.api_base.clone())))?;
-    writeln!(out, "Offline: {}", s.offline)?;
-    writeln!(out, "Max output: {}", s.max_output)?;
-    writeln!(
-        out,
-        "Languages: {}",
+    ))?;
+    out.md(&format!("Auto run: {}\n", s.auto_run))?;
+    out.md(&format!(
+        "API base: {}\n",
+        clean(&show(s.llm.api_base.clone()))
+    ))?;
+    out.md(&format!("Offline: {}\n", s.offline))?;
+    out.md(&format!("Max output: {}\n", s.max_output))?;
+    out.md(&format!(
+        "Languages: {}\n",
         interpreter
             .computer()
             .languages()
@@ -277,13 +268,19 @@ fn info(interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
             .map(|l| l.name.as_str())
             .collect::<Vec<_>>()
             .join(", ")
-    )?;
-    writeln!(out, "\n# System Message\n\n{}\n", clean(&s.system_message))?;
-    writeln!(out, "# Messages ({})\n", interpreter.messages().len())?;
+    ))?;
+    out.md(&format!(
+        "\n# System Message\n\n{}\n\n",
+        clean(&s.system_message)
+    ))?;
+    out.md(&format!(
+        "# Messages ({})\n\n",
+        interpreter.messages().len()
+    ))?;
     for message in interpreter.messages() {
         let json = serde_json::to_string(&message).unwrap_or_default();
         let short: String = json.chars().take(1000).collect();
-        writeln!(out, "{}", clean(&short))?;
+        out.raw(&format!("{}\n", clean(&short)))?;
     }
     Ok(())
 }
@@ -330,10 +327,10 @@ pub fn to_markdown(messages: &[Message]) -> String {
     text.trim_start().to_owned()
 }
 
-fn markdown(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn markdown(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let messages = interpreter.messages();
     if messages.is_empty() {
-        return writeln!(out, "No messages to export.");
+        return out.md("No messages to export.\n");
     }
     let path = if argument.is_empty() {
         let name = interpreter
@@ -403,7 +400,7 @@ pub fn to_notebook(messages: &[Message]) -> serde_json::Value {
     })
 }
 
-fn jupyter(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io::Result<()> {
+fn jupyter(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let path = if argument.is_empty() {
         downloads_dir().join(format!(
             "open-interpreter-{}.ipynb",
@@ -422,12 +419,18 @@ fn jupyter(argument: &str, interpreter: &Interpreter, out: &mut dyn Write) -> io
     write_export(&path, &notebook, "Jupyter notebook", out)
 }
 
-fn write_export(path: &Path, text: &str, what: &str, out: &mut dyn Write) -> io::Result<()> {
+fn write_export(path: &Path, text: &str, what: &str, out: &mut Doc<'_>) -> io::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(parent);
     }
     match std::fs::write(path, text) {
-        Ok(()) => writeln!(out, "{what} exported to {}", absolute(path).display()),
-        Err(e) => writeln!(out, "> Could not write {}: {e}", absolute(path).display()),
+        Ok(()) => out.md(&format!(
+            "{what} exported to {}\n",
+            absolute(path).display()
+        )),
+        Err(e) => out.md(&format!(
+            "> Could not write {}: {e}\n",
+            absolute(path).display()
+        )),
     }
 }

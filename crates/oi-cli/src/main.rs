@@ -1,19 +1,29 @@
 //! `oi`: Open Interpreter, rebuilt in Rust. A thin binary: parse flags, wire the core, run.
 
+mod activity;
 mod app;
 mod approve;
 mod args;
 mod conversations;
 mod display;
+mod doc;
 mod highlight;
 mod images;
 mod input;
 mod magic;
+mod markdown;
+mod message_lines;
+mod output_panel;
 mod render;
 mod repl;
+mod replay;
 mod sanitize;
+mod screen;
+mod style;
+mod term;
 mod tty;
 mod turn;
+mod wrap;
 
 use std::io::{IsTerminal, Read as _};
 use std::process::ExitCode;
@@ -22,6 +32,10 @@ use input::LineSource;
 
 fn main() -> ExitCode {
     let args = args::Args::from_env();
+    if args.help {
+        print!("{}", args::Args::help_text());
+        return ExitCode::SUCCESS;
+    }
     if args.version {
         println!("{}", app::version_line());
         return ExitCode::SUCCESS;
@@ -99,13 +113,14 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let interpreter = app::interpreter(settings);
+    let mut ui = repl::Ui::new(interpreter.settings().plain_text_display);
     let mut source = line_source();
     let result = if args.conversations {
-        resume(&interpreter, source.as_mut()).await
+        resume(&interpreter, source.as_mut(), &mut ui).await
     } else if args.stdin || args.message().is_some() {
-        one_shot(&interpreter, &args, source.as_mut()).await
+        one_shot(&interpreter, &args, source.as_mut(), &mut ui).await
     } else {
-        repl::run(&interpreter, source.as_mut())
+        repl::run(&interpreter, source.as_mut(), &mut ui)
             .await
             .map(|()| ExitCode::SUCCESS)
     };
@@ -125,6 +140,7 @@ async fn one_shot(
     interpreter: &oi_core::Interpreter,
     args: &args::Args,
     source: &mut dyn LineSource,
+    ui: &mut repl::Ui,
 ) -> anyhow::Result<ExitCode> {
     let message = if args.stdin {
         let mut text = String::new();
@@ -133,18 +149,22 @@ async fn one_shot(
     } else {
         args.message().unwrap_or_default()
     };
+    ui.grammars.warm();
     let settings = interpreter.settings();
-    let mut renderer =
-        turn::Renderer::choose(settings.plain_text_display, settings.highlight_active_line);
+    let mut renderer = turn::Renderer::choose(
+        settings.plain_text_display,
+        settings.highlight_active_line,
+        &ui.grammars,
+    );
     let mut interrupts = turn::Interrupts::install()?;
-    let ended = turn::run(
-        interpreter.chat(message),
-        &mut renderer,
+    let context = turn::TurnContext {
         source,
-        settings.safe_mode,
-        &mut interrupts,
-    )
-    .await?;
+        safe_mode: settings.safe_mode,
+        interrupts: &mut interrupts,
+        model: activity::ModelLabel::of(&settings.llm),
+        model_loaded: &mut ui.model_loaded,
+    };
+    let ended = turn::run(interpreter.chat(message), &mut renderer, context).await?;
     Ok(match ended {
         turn::Ended::Done => ExitCode::SUCCESS,
         turn::Ended::Stopped => ExitCode::from(130),
@@ -154,6 +174,7 @@ async fn one_shot(
 async fn resume(
     interpreter: &oi_core::Interpreter,
     source: &mut dyn LineSource,
+    ui: &mut repl::Ui,
 ) -> anyhow::Result<ExitCode> {
     let dir = interpreter
         .settings()
@@ -163,10 +184,18 @@ async fn resume(
     let Some((path, messages)) = conversations::pick(&dir, source, &mut out)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));
+    let settings = interpreter.settings();
+    if ui.style.colour() {
+        ui.grammars.warm();
+        let mut renderer =
+            turn::Renderer::choose(false, settings.highlight_active_line, &ui.grammars);
+        print!("{}", replay::show(&messages, &mut renderer));
+    } else {
+        println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));
+    }
     interpreter.set_messages(messages);
     interpreter.settings_mut().conversation_filename =
         path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
-    repl::run(interpreter, source).await?;
+    repl::run(interpreter, source, ui).await?;
     Ok(ExitCode::SUCCESS)
 }

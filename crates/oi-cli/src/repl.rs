@@ -5,28 +5,71 @@ use std::io::Write;
 
 use oi_core::{Interpreter, Message};
 
+use crate::activity::ModelLabel;
+use crate::doc::{Doc, Style};
+use crate::highlight::Grammars;
 use crate::images::image_paths;
 use crate::input::{LineSource, Read, read_message};
 use crate::magic;
-use crate::turn::{self, Interrupts, Renderer};
+use crate::turn::{self, Interrupts, Renderer, TurnContext};
+
+/// What the terminal keeps across turns.
+pub struct Ui {
+    /// Syntax grammars, loading in the background.
+    pub grammars: Grammars,
+    /// How oi's own texts are shown.
+    pub style: Style,
+    /// The model has answered before (a local model is loaded).
+    pub model_loaded: bool,
+}
+
+impl Ui {
+    /// The terminal's state for a program shown plain (`plain`) or in colour when possible.
+    pub fn new(plain: bool) -> Self {
+        let grammars = Grammars::new();
+        let style = Style::choose(plain, &grammars);
+        Ui {
+            grammars,
+            style,
+            model_loaded: false,
+        }
+    }
+}
+
+/// The start-up note: approval, how to stop.
+fn intro(auto_run: bool, plain: bool) -> Option<String> {
+    if auto_run {
+        return None;
+    }
+    let mut intro = String::from(
+        "oi will require approval before running code.\n\nUse `oi -y` to bypass this.",
+    );
+    if !plain {
+        intro.push_str(
+            "\n\nPress `CTRL-C` to stop a turn; `CTRL-C` or `CTRL-D` at an empty prompt exits.",
+        );
+    }
+    intro.push('\n');
+    Some(intro)
+}
 
 /// Runs the session until the user leaves.
-pub async fn run(interpreter: &Interpreter, source: &mut dyn LineSource) -> anyhow::Result<()> {
+pub async fn run(
+    interpreter: &Interpreter,
+    source: &mut dyn LineSource,
+    ui: &mut Ui,
+) -> anyhow::Result<()> {
     let settings = interpreter.settings();
     let plain = settings.plain_text_display;
-    if !settings.auto_run {
-        let mut intro = String::from(
-            "oi will require approval before running code.\n\nUse `oi -y` to bypass this.",
-        );
-        if !plain {
-            intro.push_str(
-                "\n\nPress `CTRL-C` to stop a turn; `CTRL-C` or `CTRL-D` at an empty prompt exits.",
-            );
-        }
-        println!("{intro}\n");
-    }
-    let mut interrupts = Interrupts::install()?;
     let mut out = std::io::stdout();
+    if let Some(intro) = intro(settings.auto_run, plain) {
+        let text = ui.style.markdown(&intro);
+        out.write_all(text.as_bytes())?;
+        writeln!(out)?;
+        out.flush()?;
+    }
+    ui.grammars.warm();
+    let mut interrupts = Interrupts::install()?;
     loop {
         let message = match read_message(source, settings.multi_line) {
             Read::Line(line) => line,
@@ -41,7 +84,11 @@ pub async fn run(interpreter: &Interpreter, source: &mut dyn LineSource) -> anyh
         }
         source.remember(&message);
         if trimmed.starts_with('%') {
-            magic::handle(trimmed, interpreter, &mut out).await?;
+            let mut doc = Doc::new(&ui.style, &mut out);
+            magic::handle(trimmed, interpreter, &mut doc).await?;
+            if ui.style.colour() {
+                writeln!(out)?;
+            }
             continue;
         }
         let images = image_paths(trimmed);
@@ -56,11 +103,17 @@ pub async fn run(interpreter: &Interpreter, source: &mut dyn LineSource) -> anyh
             interpreter.set_messages(messages);
             interpreter.chat(image_message(&images[images.len() - 1]))
         };
-        let mut renderer = Renderer::choose(plain, settings.highlight_active_line);
-        let safe_mode = interpreter.settings().safe_mode;
-        if let Err(error) = turn::run(turn, &mut renderer, source, safe_mode, &mut interrupts).await
-        {
-            eprintln!("oi: error: {error:#}");
+        let settings = interpreter.settings();
+        let mut renderer = Renderer::choose(plain, settings.highlight_active_line, &ui.grammars);
+        let context = TurnContext {
+            source: &mut *source,
+            safe_mode: settings.safe_mode,
+            interrupts: &mut interrupts,
+            model: ModelLabel::of(&settings.llm),
+            model_loaded: &mut ui.model_loaded,
+        };
+        if let Err(error) = turn::run(turn, &mut renderer, context).await {
+            turn::report_error(&error);
         }
         writeln!(out)?;
     }
@@ -73,4 +126,17 @@ fn image_message(path: &std::path::Path) -> Message {
         path.display().to_string(),
     )
     .with_format("path")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_intro_says_how_to_stop_only_where_it_can() {
+        assert_eq!(intro(true, false), None);
+        let plain = intro(false, true).unwrap_or_default();
+        assert!(plain.contains("require approval") && !plain.contains("CTRL-C"));
+        assert!(intro(false, false).unwrap_or_default().contains("CTRL-C"));
+    }
 }

@@ -1,130 +1,177 @@
-//! Terminal rendering with colour: assistant text as it streams, code in a coloured block, output
-//! dimmed, and the running line shown on a status line while code runs. The only escape
-//! sequences that reach the terminal are the ones written here: the model's text and the
-//! code's output are filtered first, and code shows its control characters (see
-//! [`crate::sanitize`]). A `\r` in output clears the line and writes it again, so progress
-//! bars stay readable.
+//! Terminal rendering in colour: the model's messages indented and shown as Markdown as they
+//! stream (with a cursor while it writes), code in a framed panel with its language and
+//! syntax colours, the code's output in a panel of its own (errors in red, long output cut),
+//! and a status line with a spinner and the elapsed time while the model is awaited or code
+//! runs silently. Lines are printed as they come and redrawn styled and wrapped once complete
+//! (see [`crate::screen`]). The only escape sequences that reach the terminal are written
+//! here: the model's text and the code's output are filtered first, and code shows its
+//! control characters (see [`crate::sanitize`]).
+
+use std::path::PathBuf;
+use std::time::Instant;
 
 use oi_core::{Chunk, Content, Kind, Role};
 
+use crate::activity::Activity;
+use crate::highlight::{CodeColours, Grammars};
+use crate::markdown;
+use crate::message_lines::MessageLines;
+use crate::output_panel::{OutputPanel, frame};
 use crate::sanitize::{Carriage, Sanitizer, show_code};
+use crate::screen::Screen;
+use crate::style::{CODE, MUTED, NORMAL, Span};
+use crate::term::Size;
+use crate::wrap::{Break, wrap};
 
-const RESET: &str = "\x1b[0m";
-const CODE: &str = "\x1b[36m";
-const HEADER: &str = "\x1b[1;36m";
-const DIM: &str = "\x1b[2m";
-const ACTIVE: &str = "\x1b[30;47m";
-const CLEAR_LINE: &str = "\r\x1b[2K";
+/// The indent of messages and panels.
+const INDENT: &str = "  ";
 
-/// Renders framed chunks with ANSI colours.
-#[derive(Debug)]
+/// What is being written.
+enum Block {
+    None,
+    Message {
+        lines: MessageLines,
+        pending: String,
+    },
+    Code {
+        colours: CodeColours,
+        pending: String,
+    },
+    Output(OutputPanel),
+}
+
+/// Renders framed chunks with colours, frames and a status line.
 pub struct TtyRenderer {
     highlight_active_line: bool,
-    /// The code of the current block, to show the running line.
-    code: String,
-    /// A status line is on screen.
-    status_shown: bool,
-    /// The last character written (not counting the status line).
-    last_char: Option<char>,
-    /// The current, not yet complete line of a message or code block (printed raw, redrawn
-    /// styled when it completes).
-    pending: String,
-    /// The language of the open code block (`None` in a message), made safe to show.
-    language: Option<String>,
+    grammars: Grammars,
+    screen: Screen,
+    block: Block,
     /// Filters the model's message text.
     message: Sanitizer,
     /// Filters the code's output.
     output: Sanitizer,
-}
-
-/// Terminal width, from `COLUMNS` (80 when unknown): longer lines are not redrawn.
-fn columns() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(80)
+    /// Where cut output is saved.
+    output_dir: PathBuf,
+    /// Blocks get a blank line before them (not right after the previous block's panel).
+    drawn: bool,
 }
 
 impl TtyRenderer {
-    /// A renderer; `highlight_active_line` shows the running line while code runs.
-    pub fn new(highlight_active_line: bool) -> Self {
+    /// A renderer for a terminal of `size`; `highlight_active_line` names the running line
+    /// in the status line.
+    pub fn new(highlight_active_line: bool, grammars: &Grammars, size: Size) -> Self {
         TtyRenderer {
             highlight_active_line,
-            code: String::new(),
-            status_shown: false,
-            last_char: None,
-            pending: String::new(),
-            language: None,
+            grammars: grammars.clone(),
+            screen: Screen::new(size.cols, size.rows),
+            block: Block::None,
             message: Sanitizer::new(Carriage::NewLine),
             output: Sanitizer::new(Carriage::ClearLine),
+            output_dir: crate::display::output_dir(),
+            drawn: true,
         }
     }
 
-    fn line_start(&self) -> bool {
-        matches!(self.last_char, None | Some('\n'))
+    /// The terminal was resized.
+    pub fn resize(&mut self, size: Size) {
+        self.screen.resize(size.cols, size.rows);
     }
 
-    fn text(&mut self, text: &str) -> String {
-        let mut out = String::new();
-        if self.status_shown {
-            out.push_str(CLEAR_LINE);
-            self.status_shown = false;
-        }
-        out.push_str(text);
-        if let Some(c) = text.chars().last() {
-            self.last_char = Some(c);
-        }
-        out
+    /// Removes the status line and the cursor and ends an unfinished line (before a question,
+    /// an error, or the prompt).
+    pub fn settle(&mut self) -> String {
+        self.screen.fresh_line()
     }
 
-    fn newline(&mut self) -> String {
-        if self.line_start() {
-            self.text("")
-        } else {
-            self.text("\n")
-        }
-    }
-
-    fn style(&self, line: &str) -> String {
-        match &self.language {
-            Some(language) => crate::highlight::code_line(language, line),
-            None => crate::highlight::markdown_line(line),
-        }
-    }
-
-    /// Prints already filtered `text` as it comes (code in colour) and redraws each completed
-    /// line styled, when it fits on one terminal row.
-    fn stream(&mut self, text: &str) -> String {
-        let mut out = String::new();
-        for piece in text.split_inclusive('\n') {
-            let (body, complete) = match piece.strip_suffix('\n') {
-                Some(body) => (body, true),
-                None => (piece, false),
-            };
-            let raw = if self.language.is_some() {
-                format!("{CODE}{body}{RESET}")
-            } else {
-                body.to_owned()
-            };
-            if !body.is_empty() {
-                out.push_str(&self.text(&raw));
-            }
-            self.pending.push_str(body);
-            if complete {
-                out.push_str(&self.redraw());
-                out.push_str(&self.text("\n"));
-            }
-        }
-        out
-    }
-
-    /// Redraws the pending line styled and forgets it.
-    fn redraw(&mut self) -> String {
-        let line = std::mem::take(&mut self.pending);
-        if line.is_empty() || line.chars().count() >= columns() {
+    /// The status line for `activity` now, when it should show.
+    pub fn tick(&mut self, activity: &Activity, now: Instant) -> String {
+        if !activity.wants_status(now) || !self.screen.at_line_start() {
             return String::new();
         }
-        format!("{CLEAR_LINE}{}", self.style(&line))
+        let mut status = activity.status(now);
+        if !self.highlight_active_line {
+            if let Some(at) = status.iter().position(|s| s.text.starts_with(" · line ")) {
+                status.drain(at..at + 2);
+            }
+        }
+        self.screen.status(&status)
+    }
+
+    /// Output lines left out of the display so far in the current run.
+    pub fn left_out(&self) -> Option<u64> {
+        match &self.block {
+            Block::Output(panel) => panel.left_out(),
+            _ => None,
+        }
+    }
+
+    /// A framed code panel for `code` in `language` with a title (code shown again before
+    /// the question, or from a saved conversation).
+    pub fn code_panel(&mut self, language: &str, code: &str, title: &str) -> String {
+        let language = show_code(language);
+        let mut out = self.screen.fresh_line();
+        let label = if title.is_empty() {
+            language.clone()
+        } else {
+            format!("{language} · {title}")
+        };
+        let mut rows = vec![frame(INDENT, "╭─ ", &label, self.screen.cols())];
+        let gutter = self.gutter();
+        let mut colours = CodeColours::new(&self.grammars, &language);
+        for line in code.trim_end_matches('\n').split('\n') {
+            let spans = colours.line(&show_code(line));
+            rows.extend(wrap(
+                &spans,
+                self.screen.cols(),
+                &gutter,
+                &gutter,
+                Break::Anywhere,
+            ));
+        }
+        rows.push(self.foot());
+        out.push_str(&self.screen.rows(&rows));
+        out
+    }
+
+    /// A note of oi's own (Markdown), muted, under the indent.
+    pub fn note(&mut self, markdown_text: &str) -> String {
+        let mut out = self.screen.fresh_line();
+        let lines = markdown::lines(markdown_text, INDENT, self.screen.cols(), &self.grammars);
+        let rows: Vec<Vec<Span>> = markdown::rows(&lines, self.screen.cols())
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .map(|s| {
+                        if s.style == NORMAL {
+                            Span::new(MUTED, s.text)
+                        } else {
+                            s
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        out.push_str(&self.screen.rows(&rows));
+        out
+    }
+
+    /// Ends the line, with a blank line when something came before in this turn.
+    fn gap(&mut self) -> String {
+        let mut out = self.screen.fresh_line();
+        if std::mem::replace(&mut self.drawn, true) {
+            out.push_str(&self.screen.end_line());
+        }
+        out
+    }
+
+    fn gutter(&self) -> Vec<Span> {
+        vec![Span::plain(INDENT), Span::new(MUTED, "│ ")]
+    }
+
+    fn foot(&self) -> Vec<Span> {
+        let cols = self.screen.cols().min(100).saturating_sub(1);
+        let rule = "─".repeat(cols.saturating_sub(INDENT.len() + 1));
+        vec![Span::plain(INDENT), Span::new(MUTED, format!("╰{rule}"))]
     }
 
     /// The text to print for `chunk`.
@@ -132,66 +179,192 @@ impl TtyRenderer {
         let Some(kind) = chunk.kind else {
             return String::new();
         };
-        let format = show_code(chunk.format.as_deref().unwrap_or(""));
         match (chunk.role, kind) {
-            (Role::Assistant, Kind::Message) if chunk.start => {
-                self.language = None;
-                self.pending.clear();
-                String::new()
-            }
-            (Role::Assistant, Kind::Message) if chunk.end => {
-                let rest = self.message.finish();
-                self.stream(&rest) + &self.redraw() + &self.newline()
-            }
-            (Role::Assistant, Kind::Message) => {
-                let text = self.message.push(chunk.text().unwrap_or(""));
-                self.stream(&text)
-            }
-            (Role::Assistant, Kind::Code) if chunk.start => {
-                self.code.clear();
-                self.pending.clear();
-                self.language = Some(format.clone());
-                let nl = self.newline();
-                nl + &self.text(&format!("{HEADER}▍ {format}{RESET}\n"))
-            }
-            (Role::Assistant, Kind::Code) if chunk.end => {
-                let out = self.redraw() + &self.newline() + &self.text(RESET);
-                self.language = None;
+            (Role::Assistant, Kind::Message) => self.message_chunk(chunk),
+            (Role::Assistant, Kind::Code) => self.code_chunk(chunk),
+            (Role::Computer, Kind::Console) => self.console_chunk(chunk),
+            (Role::Computer, Kind::Image) if !chunk.is_flag() => {
+                let format = show_code(chunk.format.as_deref().unwrap_or(""));
+                let mut out = self.screen.fresh_line();
+                out.push_str(&self.screen.rows(&[vec![
+                    Span::plain(INDENT),
+                    Span::new(MUTED, format!("[image: {format}]")),
+                ]]));
                 out
             }
-            (Role::Assistant, Kind::Code) => {
-                let text = chunk.text().unwrap_or("");
-                self.code.push_str(text);
-                self.stream(&show_code(text))
-            }
-            (Role::Computer, Kind::Console) => self.console(chunk),
-            (Role::Computer, Kind::Image) if !chunk.is_flag() => {
-                let nl = self.newline();
-                nl + &self.text(&format!("{DIM}[image: {format}]{RESET}\n"))
-            }
             (Role::Computer, Kind::Code) if !chunk.is_flag() => {
-                let nl = self.newline();
-                nl + &self.text(&format!(
-                    "{DIM}[{format} output shown to you, {} characters]{RESET}\n",
-                    chunk.text().map_or(0, str::len)
-                ))
+                let format = show_code(chunk.format.as_deref().unwrap_or(""));
+                let size = chunk.text().map_or(0, str::len);
+                let mut out = self.screen.fresh_line();
+                out.push_str(&self.screen.rows(&[vec![
+                    Span::plain(INDENT),
+                    Span::new(
+                        MUTED,
+                        format!("[{format} output shown to you, {size} characters]"),
+                    ),
+                ]]));
+                out
             }
             _ => String::new(),
         }
     }
 
-    fn console(&mut self, chunk: &Chunk) -> String {
+    fn message_chunk(&mut self, chunk: &Chunk) -> String {
         if chunk.start {
+            let mut out = self.close_run();
+            out.push_str(&self.gap());
+            self.block = Block::Message {
+                lines: MessageLines::new(),
+                pending: String::new(),
+            };
+            out.push_str(&self.screen.show_cursor());
+            return out;
+        }
+        if chunk.end {
+            let rest = self.message.finish();
+            let mut out = self.stream_message(&rest);
+            out.push_str(&self.complete_message_line());
+            out.push_str(&self.screen.fresh_line());
+            self.block = Block::None;
+            return out;
+        }
+        let text = self.message.push(chunk.text().unwrap_or(""));
+        let mut out = self.stream_message(&text);
+        out.push_str(&self.screen.show_cursor());
+        out
+    }
+
+    /// Prints message text as it comes; complete lines are redrawn as Markdown.
+    fn stream_message(&mut self, text: &str) -> String {
+        if !matches!(self.block, Block::Message { .. }) {
+            self.block = Block::Message {
+                lines: MessageLines::new(),
+                pending: String::new(),
+            };
+        }
+        let mut out = String::new();
+        for piece in text.split_inclusive('\n') {
+            let (body, complete) = match piece.strip_suffix('\n') {
+                Some(body) => (body, true),
+                None => (piece, false),
+            };
+            if !body.is_empty() {
+                if self.screen.at_line_start() {
+                    out.push_str(&self.screen.write(&[Span::plain(INDENT)]));
+                }
+                out.push_str(&self.screen.write(&[Span::plain(body)]));
+                if let Block::Message { pending, .. } = &mut self.block {
+                    pending.push_str(body);
+                }
+            }
+            if complete {
+                if self.screen.at_line_start() {
+                    out.push_str(&self.screen.write(&[Span::plain(INDENT)]));
+                }
+                out.push_str(&self.complete_message_line());
+            }
+        }
+        out
+    }
+
+    fn complete_message_line(&mut self) -> String {
+        let cols = self.screen.cols();
+        let Block::Message { lines, pending } = &mut self.block else {
+            return String::new();
+        };
+        let line = std::mem::take(pending);
+        if line.is_empty() && self.screen.at_line_start() {
+            return String::new();
+        }
+        let styled = lines.line(&line, INDENT, cols, &self.grammars);
+        let rows = markdown::rows(&styled.lines, cols);
+        let (out, _) = self.screen.replace(&rows, styled.table);
+        out
+    }
+
+    fn code_chunk(&mut self, chunk: &Chunk) -> String {
+        let language = show_code(chunk.format.as_deref().unwrap_or(""));
+        if chunk.start {
+            let mut out = self.close_run();
+            out.push_str(&self.gap());
+            let header = frame(INDENT, "╭─ ", &language, self.screen.cols());
+            out.push_str(&self.screen.rows(&[header]));
+            self.block = Block::Code {
+                colours: CodeColours::new(&self.grammars, &language),
+                pending: String::new(),
+            };
+            return out;
+        }
+        if chunk.end {
+            let mut out = self.complete_code_line(false);
+            out.push_str(&self.screen.fresh_line());
+            out.push_str(&self.screen.rows(&[self.foot()]));
+            // The code runs next (or is asked about first: see `approved`/`declined`).
+            self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+            return out;
+        }
+        if !matches!(self.block, Block::Code { .. }) {
+            self.block = Block::Code {
+                colours: CodeColours::new(&self.grammars, &language),
+                pending: String::new(),
+            };
+        }
+        let text = show_code(chunk.text().unwrap_or(""));
+        let mut out = String::new();
+        for piece in text.split_inclusive('\n') {
+            let (body, complete) = match piece.strip_suffix('\n') {
+                Some(body) => (body, true),
+                None => (piece, false),
+            };
+            if self.screen.at_line_start() && (complete || !body.is_empty()) {
+                out.push_str(&self.screen.write(&self.gutter()));
+            }
+            if !body.is_empty() {
+                out.push_str(&self.screen.write(&[Span::new(CODE, body)]));
+                if let Block::Code { pending, .. } = &mut self.block {
+                    pending.push_str(body);
+                }
+            }
+            if complete {
+                out.push_str(&self.complete_code_line(true));
+            }
+        }
+        out
+    }
+
+    fn complete_code_line(&mut self, newline: bool) -> String {
+        let cols = self.screen.cols();
+        let gutter = self.gutter();
+        let Block::Code { colours, pending } = &mut self.block else {
+            return String::new();
+        };
+        let line = std::mem::take(pending);
+        if !newline && line.is_empty() && self.screen.at_line_start() {
+            return String::new();
+        }
+        let spans = colours.line(&line);
+        let rows = wrap(&spans, cols, &gutter, &gutter, Break::Anywhere);
+        let (out, _) = self.screen.replace(&rows, false);
+        out
+    }
+
+    fn console_chunk(&mut self, chunk: &Chunk) -> String {
+        if chunk.start {
+            if !matches!(self.block, Block::Output(_)) {
+                let mut out = self.screen.fresh_line();
+                out.push_str(&self.close_run());
+                self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+                return out;
+            }
             return String::new();
         }
         if chunk.end {
             let _ = self.output.finish();
-            let mut out = if self.status_shown {
-                self.text("")
-            } else {
-                String::new()
+            let Block::Output(panel) = &mut self.block else {
+                return self.screen.fresh_line();
             };
-            out.push_str(&self.newline());
+            let out = panel.finish(&mut self.screen);
+            self.block = Block::None;
             return out;
         }
         match &chunk.content {
@@ -200,24 +373,52 @@ impl TtyRenderer {
                 if text.is_empty() {
                     return String::new();
                 }
-                self.text(&format!("{DIM}{text}{RESET}"))
-            }
-            Some(Content::Line(line)) if self.highlight_active_line && self.line_start() => {
-                let source = self
-                    .code
-                    .lines()
-                    .nth((*line as usize).saturating_sub(1))
-                    .unwrap_or("")
-                    .trim();
-                let source = show_code(&source.chars().take(70).collect::<String>());
-                self.status_shown = true;
-                format!("{CLEAR_LINE}{ACTIVE} running line {line} {RESET} {DIM}{source}{RESET}")
-            }
-            Some(Content::Null) if self.status_shown => {
-                self.status_shown = false;
-                CLEAR_LINE.to_owned()
+                let mut out = String::new();
+                if !matches!(self.block, Block::Output(_)) {
+                    out.push_str(&self.finish_turn());
+                    self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+                }
+                if let Block::Output(panel) = &mut self.block {
+                    out.push_str(&panel.push(&text, &mut self.screen));
+                }
+                out
             }
             _ => String::new(),
         }
+    }
+
+    /// The code was approved: its run starts now.
+    pub fn approved(&mut self) {
+        self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+    }
+
+    /// The code was declined: it does not run.
+    pub fn declined(&mut self) {
+        self.block = Block::None;
+    }
+
+    /// Closes a run's panel that the console never opened (code that printed nothing).
+    fn close_run(&mut self) -> String {
+        if let Block::Output(panel) = &mut self.block {
+            let out = panel.finish(&mut self.screen);
+            self.block = Block::None;
+            return out;
+        }
+        String::new()
+    }
+
+    /// The turn ended (or stopped): closes what is open and ends the line.
+    pub fn finish_turn(&mut self) -> String {
+        let mut out = match &self.block {
+            Block::Message { .. } => self.complete_message_line(),
+            Block::Code { .. } => self.complete_code_line(false),
+            Block::Output(_) | Block::None => String::new(),
+        };
+        if matches!(self.block, Block::Output(_)) {
+            out.push_str(&self.close_run());
+        }
+        self.block = Block::None;
+        out.push_str(&self.screen.fresh_line());
+        out
     }
 }

@@ -1,43 +1,127 @@
-//! Drives one turn in the terminal: renders chunks, asks before code runs, and stops the turn on
-//! CTRL-C (model request cancelled, process group killed) without leaving the program. Text
-//! that is not oi's own (chunks, error messages, notes) is filtered before it is printed (see
-//! [`crate::sanitize`]).
+//! Drives one turn in the terminal: renders chunks, shows what is happening while nothing
+//! else moves (a spinner with the elapsed time: waiting for the model, loading a local model,
+//! code running and its current line), asks before code runs, follows the terminal's size,
+//! and stops the turn on CTRL-C (model request cancelled, process group killed) without
+//! leaving the program, saying what was stopped. Text that is not oi's own (chunks, error
+//! messages, notes) is filtered before it is printed (see [`crate::sanitize`]).
 
 use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
 
 use futures::{FutureExt, StreamExt};
 use oi_core::lmc::CodeTag;
-use oi_core::{Chunk, CodeContent, Kind, SafeMode, Turn, TurnEvent};
+use oi_core::{Chunk, CodeContent, Decision, Kind, SafeMode, Turn, TurnEvent};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
+use crate::activity::{Activity, ModelLabel};
 use crate::approve::{self, Answer};
+use crate::highlight::Grammars;
 use crate::input::LineSource;
 use crate::render::PlainRenderer;
 use crate::sanitize::{clean, show_code};
+use crate::term::Size;
 use crate::tty::TtyRenderer;
+
+/// How often the status line is redrawn.
+const TICK: Duration = Duration::from_millis(100);
 
 /// Plain text or colour.
 pub enum Renderer {
     /// Plain text with fenced blocks (pipes, `--plain`).
     Plain(PlainRenderer),
     /// Colour for a terminal.
-    Tty(TtyRenderer),
+    Tty(Box<TtyRenderer>),
 }
 
 impl Renderer {
     /// Colour when stdout is a terminal and plain text was not asked for.
-    pub fn choose(plain: bool, highlight_active_line: bool) -> Self {
+    pub fn choose(plain: bool, highlight_active_line: bool, grammars: &Grammars) -> Self {
         if plain || !std::io::stdout().is_terminal() {
             Renderer::Plain(PlainRenderer::new())
         } else {
-            Renderer::Tty(TtyRenderer::new(highlight_active_line))
+            Renderer::Tty(Box::new(TtyRenderer::new(
+                highlight_active_line,
+                grammars,
+                Size::now(),
+            )))
         }
     }
 
-    fn render(&mut self, chunk: &Chunk) -> String {
+    /// The text to print for `chunk`.
+    pub fn render(&mut self, chunk: &Chunk) -> String {
         match self {
             Renderer::Plain(r) => r.render(chunk),
             Renderer::Tty(r) => r.render(chunk),
+        }
+    }
+
+    fn tick(&mut self, activity: &mut Activity, now: Instant) -> String {
+        match self {
+            Renderer::Plain(_) => String::new(),
+            Renderer::Tty(r) => {
+                activity.set_left_out(r.left_out());
+                r.tick(activity, now)
+            }
+        }
+    }
+
+    fn resized(&mut self) {
+        if let Renderer::Tty(r) = self {
+            r.resize(Size::now());
+        }
+    }
+
+    /// Ends what is open (before a question, an error, the prompt).
+    pub fn finish_turn(&mut self) -> String {
+        match self {
+            Renderer::Plain(_) => String::new(),
+            Renderer::Tty(r) => r.finish_turn(),
+        }
+    }
+
+    fn settle(&mut self) -> String {
+        match self {
+            Renderer::Plain(_) => String::new(),
+            Renderer::Tty(r) => r.settle(),
+        }
+    }
+
+    fn answered(&mut self, runs: bool) {
+        if let Renderer::Tty(r) = self {
+            if runs {
+                r.approved();
+            } else {
+                r.declined();
+            }
+        }
+    }
+
+    /// The code just shown does not run (a saved conversation's declined block).
+    pub fn not_run(&mut self) {
+        self.answered(false);
+    }
+
+    fn is_tty(&self) -> bool {
+        matches!(self, Renderer::Tty(_))
+    }
+
+    /// Code shown again with a title (the repaired code before the question).
+    fn code_panel(&mut self, language: &str, code: &str, title: &str) -> String {
+        match self {
+            Renderer::Plain(_) => format!(
+                "\n{title}:\n```{}\n{}\n```\n",
+                show_code(language),
+                show_code(code.trim_end_matches('\n'))
+            ),
+            Renderer::Tty(r) => r.code_panel(language, code, title),
+        }
+    }
+
+    /// A line of oi's own about the turn (where an image was saved).
+    fn note(&mut self, text: &str) -> String {
+        match self {
+            Renderer::Plain(_) => text.to_owned(),
+            Renderer::Tty(r) => r.note(text),
         }
     }
 }
@@ -51,43 +135,114 @@ pub enum Ended {
     Stopped,
 }
 
-/// Listens for CTRL-C while a turn runs.
-pub struct Interrupts(Signal);
+/// Listens for CTRL-C and for changes of the terminal's size while a turn runs.
+pub struct Interrupts {
+    interrupt: Signal,
+    resize: Option<Signal>,
+}
 
 impl Interrupts {
-    /// Installs the handler (from then on CTRL-C no longer kills the program).
+    /// Installs the handlers (from then on CTRL-C no longer kills the program).
     pub fn install() -> std::io::Result<Self> {
-        signal(SignalKind::interrupt()).map(Interrupts)
+        Ok(Interrupts {
+            interrupt: signal(SignalKind::interrupt())?,
+            resize: signal(SignalKind::window_change()).ok(),
+        })
     }
 
-    /// Forgets CTRL-C presses that came while no turn was running.
+    /// Forgets CTRL-C presses and resizes that came while no turn was running.
     pub fn clear(&mut self) {
-        while let Some(Some(())) = self.0.recv().now_or_never() {}
+        while let Some(Some(())) = self.interrupt.recv().now_or_never() {}
+        if let Some(resize) = self.resize.as_mut() {
+            while let Some(Some(())) = resize.recv().now_or_never() {}
+        }
     }
+
+    /// The next CTRL-C, or (with `resizes`) change of the terminal's size.
+    async fn next(&mut self, resizes: bool) -> Wake {
+        let resize = async {
+            match self.resize.as_mut() {
+                Some(resize) if resizes => {
+                    resize.recv().await;
+                }
+                _ => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = self.interrupt.recv() => Wake::Interrupt,
+            () = resize => Wake::Resize,
+        }
+    }
+}
+
+/// What a turn needs besides its events: how to ask, the session's signals, and the model
+/// it talks to.
+pub struct TurnContext<'a> {
+    /// Where answers come from.
+    pub source: &'a mut dyn LineSource,
+    /// Semgrep scanning before the question.
+    pub safe_mode: SafeMode,
+    /// CTRL-C and resizes.
+    pub interrupts: &'a mut Interrupts,
+    /// The model, for the status line.
+    pub model: ModelLabel,
+    /// The model has answered before in this program (a local model is loaded).
+    pub model_loaded: &'a mut bool,
+}
+
+/// Something that happened while waiting for the turn's next event.
+enum Wake {
+    Event(Option<TurnEvent>),
+    Interrupt,
+    Tick,
+    Resize,
 }
 
 /// Runs a turn to its end or to CTRL-C.
 pub async fn run(
     mut turn: Turn,
     renderer: &mut Renderer,
-    source: &mut dyn LineSource,
-    safe_mode: SafeMode,
-    interrupts: &mut Interrupts,
+    context: TurnContext<'_>,
 ) -> anyhow::Result<Ended> {
+    let TurnContext {
+        source,
+        safe_mode,
+        interrupts,
+        model,
+        model_loaded,
+    } = context;
     interrupts.clear();
     let mut out = std::io::stdout();
     let mut shown_code = String::new();
+    let mut activity = Activity::new(model, *model_loaded);
+    let mut ticker = tokio::time::interval(TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let ticking = renderer.is_tty();
     loop {
-        let next = tokio::select! {
-            chunk = turn.next() => Some(chunk),
-            _ = interrupts.0.recv() => None,
+        let wake = tokio::select! {
+            event = turn.next() => Wake::Event(event),
+            wake = interrupts.next(ticking) => wake,
+            _ = ticker.tick(), if ticking => Wake::Tick,
         };
-        let Some(next) = next else {
-            drop(turn);
-            return Ok(stopped(&mut out));
-        };
-        let Some(event) = next else {
-            return Ok(Ended::Done);
+        *model_loaded |= activity.model_loaded();
+        let event = match wake {
+            Wake::Tick => {
+                write_now(&mut out, &renderer.tick(&mut activity, Instant::now()))?;
+                continue;
+            }
+            Wake::Resize => {
+                renderer.resized();
+                continue;
+            }
+            Wake::Interrupt => {
+                drop(turn);
+                return Ok(stopped(renderer, &activity, &mut out));
+            }
+            Wake::Event(None) => {
+                write_now(&mut out, &renderer.finish_turn())?;
+                return Ok(Ended::Done);
+            }
+            Wake::Event(Some(event)) => event,
         };
         let chunk = match event {
             TurnEvent::Chunk(chunk) => chunk,
@@ -97,32 +252,63 @@ pub async fn run(
                     format: request.language().to_owned(),
                     content: request.code().to_owned(),
                 };
+                let mut text = renderer.settle();
                 if code.content != shown_code {
-                    show_final_code(&code.format, &code.content, &mut out)?;
+                    text.push_str(&renderer.code_panel(
+                        &code.format,
+                        &code.content,
+                        "The code that will run (as repaired by oi)",
+                    ));
                 }
-                match tokio::task::block_in_place(|| {
+                write_now(&mut out, &text)?;
+                activity.asking();
+                let answer = tokio::task::block_in_place(|| {
                     approve::ask(&code, safe_mode, source, &mut out)
-                }) {
-                    Answer::Stop => return Ok(stopped(&mut out)),
-                    Answer::Decide(decision) => request.decide(decision),
+                });
+                let decision = match answer {
+                    Answer::Stop => {
+                        renderer.answered(false);
+                        return Ok(stopped(renderer, &activity, &mut out));
+                    }
+                    Answer::Decide(decision) => decision,
+                };
+                let runs = !matches!(decision, Decision::Decline);
+                if let Decision::Edit(code) = &decision {
+                    activity.replace_code(code);
                 }
+                activity.answered(runs);
+                activity.printed();
+                renderer.answered(runs);
+                request.decide(decision);
                 continue;
             }
-            TurnEvent::Error(error) => return Err(anyhow::anyhow!(clean(&error.to_string()))),
+            TurnEvent::Error(error) => {
+                write_now(&mut out, &renderer.finish_turn())?;
+                return Err(anyhow::anyhow!(clean(&error.to_string())));
+            }
             TurnEvent::Complete => continue,
         };
+        activity.observe(&chunk);
         track_code(&chunk, &mut shown_code);
-        if crate::display::is_displayable(&chunk) {
+        let text = if crate::display::is_displayable(&chunk) {
             let note = crate::display::show(&chunk, &crate::display::output_dir());
-            out.write_all(clean(&note).as_bytes())?;
-            continue;
-        }
-        let text = renderer.render(&chunk);
+            renderer.note(&clean(&note))
+        } else {
+            renderer.render(&chunk)
+        };
         if !text.is_empty() {
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
+            activity.printed();
+            write_now(&mut out, &text)?;
         }
     }
+}
+
+fn write_now(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 /// Keeps the code of the model's current block as it was shown.
@@ -138,28 +324,26 @@ fn track_code(chunk: &Chunk, shown: &mut String) {
     }
 }
 
-/// Shows the code that will run when it is not what was shown as the model wrote it (oi
-/// repairs some garbled blocks): the question is always about visible code.
-fn show_final_code(language: &str, code: &str, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "\nThe code that will run (as repaired by oi):\n```{}\n{}\n```",
-        show_code(language),
-        show_code(code.trim_end_matches('\n'))
-    )
+/// Says what the turn was doing when it was stopped and leaves the terminal clean.
+fn stopped(renderer: &mut Renderer, activity: &Activity, out: &mut dyn Write) -> Ended {
+    let mut text = renderer.finish_turn();
+    let what = activity.stopped_what();
+    let said = format!("Stopped. {what} The conversation so far is kept.");
+    if renderer.is_tty() {
+        text.push_str(&format!("\x1b[0m\n{}\n", crate::doc::wrapped(&said, "")));
+    } else {
+        text.push_str(&format!("\n{said}\n"));
+    }
+    let _ = write_now(out, &text);
+    Ended::Stopped
 }
 
-/// Says the turn was stopped and leaves the terminal clean.
-fn stopped(out: &mut dyn Write) -> Ended {
-    let reset = if std::io::stdout().is_terminal() {
-        "\x1b[0m"
+/// Prints an error of the turn on standard error (in red on a terminal).
+pub fn report_error(error: &anyhow::Error) {
+    let text = clean(&format!("{error:#}"));
+    if std::io::stderr().is_terminal() {
+        eprintln!("\x1b[31moi: error: {text}\x1b[0m");
     } else {
-        ""
-    };
-    let _ = writeln!(
-        out,
-        "{reset}\n\nStopped. The conversation so far is kept; the running code was stopped."
-    );
-    let _ = out.flush();
-    Ended::Stopped
+        eprintln!("oi: error: {text}");
+    }
 }

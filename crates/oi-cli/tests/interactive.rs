@@ -279,3 +279,34 @@ fn the_workspace_sandbox_blocks_writes_outside_the_working_directory() {
     assert!(!outside.exists());
     assert!(String::from_utf8_lossy(&out.stderr).contains("sandbox: workspace"));
 }
+
+#[test]
+fn a_flag_given_twice_takes_its_last_value() {
+    let s = setup();
+    let server = s.server(Script::new([Reply::text("hello")]));
+    let base = server.base_url();
+    let out = s.piped(
+        &[
+            "-ab",
+            "http://127.0.0.1:9/v1",
+            "--api_base",
+            &base,
+            "-ak",
+            "k",
+            "-m",
+            "first",
+            "--model",
+            "second",
+            "--plain",
+            "hi",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(models, ["second"]);
+}

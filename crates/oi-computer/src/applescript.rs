@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use crate::confine::Confine;
-use crate::host;
 use crate::languages::{Language, missing_program_message};
 use crate::programs::program_exists;
+use crate::shell_host;
 use crate::spawn::Spawned;
 
 /// The one-line answer on systems other than macOS.
@@ -24,7 +24,7 @@ pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::Te
             "nothing: it ships with macOS",
         ));
     }
-    host::start("oi-applescript-", confine)
+    shell_host::start("oi-applescript-", confine)
 }
 
 /// The command line that runs `code` with `osascript` as run `id`.
@@ -36,8 +36,8 @@ pub(crate) fn command(
 ) -> std::io::Result<Vec<u8>> {
     let file = workdir.join(format!("run-{id}.applescript"));
     std::fs::write(&file, code)?;
-    let file = host::quote(&file.to_string_lossy());
-    Ok(host::framed(
+    let file = shell_host::quote(&file.to_string_lossy());
+    Ok(shell_host::framed(
         id,
         nonce,
         &format!("osascript {file} </dev/null; rm -f {file}"),

@@ -217,7 +217,6 @@ impl Confine {
 impl Confine {
     /// The Linux-only part of a session's confinement.
     fn linux(&self, scratch: Option<&Path>) -> std::io::Result<LinuxConfinement> {
-        let support = self.support();
         let (fs, net_denied) = (self.fs(), self.net_denied());
         let roots = if fs {
             self.writable_roots(scratch)
@@ -226,9 +225,7 @@ impl Confine {
         };
         let protected = self.protected_dirs();
         let namespaces = if fs {
-            let guarded = crate::protected::inside_roots(&protected, &roots)?;
-            let pinned = crate::protected::pinned(&guarded, &roots);
-            crate::namespaces::NamespacePlan::new(support.namespaces, &pinned, &guarded)?
+            self.namespace_plan(&roots, &protected)?
         } else {
             None
         };
@@ -241,27 +238,56 @@ impl Confine {
         } else {
             Vec::new()
         };
-        let ruleset = self.ruleset(&roots, &carve_out)?;
-        let terminal_rights = ruleset.as_ref().map_or(0, |r| r.handled(TERMINAL_RIGHTS));
+        let ruleset = crate::landlock_rules::ruleset(
+            self.support().landlock_abi,
+            fs,
+            net_denied,
+            &roots,
+            &carve_out,
+        )?;
+        let terminal_rights = ruleset
+            .as_ref()
+            .map_or(0, |r| r.handled(crate::landlock_rules::TERMINAL_RIGHTS));
         let no_new_privs = fs || net_denied;
-        let mut filters = Vec::new();
-        if support.seccomp && (no_new_privs || crate::capabilities::has_sys_admin()) {
-            filters.extend(crate::seccomp::deny_terminal_injection());
-        }
-        if fs && support.seccomp {
-            filters.extend(crate::seccomp::sandbox());
-        }
-        if net_denied {
-            filters.extend(crate::seccomp::deny_network());
-        }
         Ok(LinuxConfinement {
             namespaces,
             drop_capabilities: fs,
             no_new_privs,
             ruleset,
             terminal_rights,
-            filters,
+            filters: self.seccomp_filters(no_new_privs),
         })
+    }
+
+    /// The namespaces and mounts of a sandboxed session, where the machine supports them:
+    /// `protected` directories inside the writable `roots` become read-only, and every
+    /// directory on the way to them keeps its place.
+    fn namespace_plan(
+        &self,
+        roots: &[PathBuf],
+        protected: &[PathBuf],
+    ) -> std::io::Result<Option<crate::namespaces::NamespacePlan>> {
+        let guarded = crate::protected::inside_roots(protected, roots)?;
+        let pinned = crate::protected::pinned(&guarded, roots);
+        crate::namespaces::NamespacePlan::new(self.support().namespaces, &pinned, &guarded)
+    }
+
+    /// The seccomp filters, in order: no terminal injection (wherever a filter can be
+    /// installed: with `no_new_privs`, or as root), the sandbox's (no devices, no other
+    /// ABIs), no sockets when the network is denied.
+    fn seccomp_filters(&self, no_new_privs: bool) -> Vec<Vec<libc::sock_filter>> {
+        let support = self.support();
+        let mut filters = Vec::new();
+        if support.seccomp && (no_new_privs || crate::capabilities::has_sys_admin()) {
+            filters.extend(crate::seccomp::deny_terminal_injection());
+        }
+        if self.fs() && support.seccomp {
+            filters.extend(crate::seccomp::sandbox());
+        }
+        if self.net_denied() {
+            filters.extend(crate::seccomp::deny_network());
+        }
+        filters
     }
 
     /// A cgroup leaf for the session, where oi's cgroup allows (else the session goes without).
@@ -278,68 +304,7 @@ impl Confine {
         });
         parent.as_ref()?.create_leaf(tag, &self.limits).ok()
     }
-
-    /// The Landlock ruleset: reads everywhere, writes only beneath `roots` (except beneath
-    /// `carve_out`), never device nodes; TCP and abstract sockets as the network policy says.
-    fn ruleset(
-        &self,
-        roots: &[PathBuf],
-        carve_out: &[PathBuf],
-    ) -> std::io::Result<Option<crate::landlock::Ruleset>> {
-        use crate::landlock::{Handled, Ruleset, fs, net, scope};
-        let abi = self.support().landlock_abi;
-        let (fs_on, net_denied) = (self.fs(), self.net_denied());
-        if abi == 0 || !(fs_on || net_denied) {
-            return Ok(None);
-        }
-        let mut handled = Handled::default();
-        if fs_on {
-            handled.fs = fs::all(abi);
-        }
-        if net_denied && abi >= 4 {
-            handled.net = net::BIND_TCP | net::CONNECT_TCP;
-        }
-        if abi >= 6 && fs_on {
-            handled.scoped |= scope::SIGNAL;
-        }
-        if abi >= 6 && net_denied {
-            handled.scoped |= scope::ABSTRACT_UNIX_SOCKET;
-        }
-        if handled.fs == 0 && handled.net == 0 && handled.scoped == 0 {
-            return Ok(None);
-        }
-        let mut ruleset = Ruleset::new(handled)?;
-        if fs_on {
-            ruleset.allow(Path::new("/"), fs::READ)?;
-            let device = TERMINAL_RIGHTS;
-            for path in [
-                "/dev/null",
-                "/dev/zero",
-                "/dev/full",
-                "/dev/tty",
-                "/dev/ptmx",
-                "/dev/pts",
-            ] {
-                ruleset.allow(Path::new(path), device)?;
-            }
-            let writable = fs::all(abi) & !fs::MAKE_DEVICE;
-            for root in roots {
-                for path in crate::protected::grants_except(root, carve_out) {
-                    ruleset.allow(&path, writable)?;
-                }
-            }
-        }
-        Ok(Some(ruleset))
-    }
 }
-
-/// What sandboxed code may do with `/dev/null`, terminals and the like: read, write, truncate
-/// and ioctl them (Landlock), nothing else.
-#[cfg(target_os = "linux")]
-const TERMINAL_RIGHTS: u64 = crate::landlock::fs::READ_FILE
-    | crate::landlock::fs::WRITE_FILE
-    | crate::landlock::fs::TRUNCATE
-    | crate::landlock::fs::IOCTL_DEV;
 
 /// What one child needs besides its program: the confinement it applies, the environment
 /// markers, and its cgroup.

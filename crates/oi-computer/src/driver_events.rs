@@ -1,8 +1,11 @@
-//! Splits a session's output byte stream into raw text and framed events.
+//! The events a language driver reports on its session's output pipe (a run started or is
+//! done, the line now running, rich output, an image file), and the parser that splits them
+//! from the text the code prints.
 //!
 //! Events are framed as `\x1eOI<nonce><json>\n`; the frame may start mid-line. Everything else
 //! is text, which is decoded as UTF-8 and forwarded as soon as it arrives (only an incomplete
-//! UTF-8 sequence or a possible start of a marker is held back).
+//! UTF-8 sequence or a possible start of a frame is held back). The `@@@` markers that code
+//! may print in that text are another thing, read later: `output_markers.rs`.
 
 use serde::Deserialize;
 
@@ -48,18 +51,19 @@ pub(crate) enum Piece {
 
 /// An incremental parser for one session's output.
 #[derive(Debug)]
-pub(crate) struct MarkerParser {
-    marker: Vec<u8>,
+pub(crate) struct EventParser {
+    /// `\x1eOI<nonce>`: how a frame starts.
+    frame_start: Vec<u8>,
     buf: Vec<u8>,
 }
 
-impl MarkerParser {
+impl EventParser {
     /// A parser for frames that start with `\x1eOI<nonce>`.
     pub(crate) fn new(nonce: &str) -> Self {
-        let mut marker = b"\x1eOI".to_vec();
-        marker.extend_from_slice(nonce.as_bytes());
-        MarkerParser {
-            marker,
+        let mut frame_start = b"\x1eOI".to_vec();
+        frame_start.extend_from_slice(nonce.as_bytes());
+        EventParser {
+            frame_start,
             buf: Vec::new(),
         }
     }
@@ -72,10 +76,10 @@ impl MarkerParser {
         let mut pos = 0;
         loop {
             let rest = &self.buf[pos..];
-            match find(rest, &self.marker) {
+            match find(rest, &self.frame_start) {
                 Some(at) => {
                     text.extend_from_slice(&rest[..at]);
-                    let body_start = at + self.marker.len();
+                    let body_start = at + self.frame_start.len();
                     match rest[body_start..].iter().position(|&b| b == b'\n') {
                         Some(len) => {
                             let body = &rest[body_start..body_start + len];
@@ -100,7 +104,7 @@ impl MarkerParser {
                     }
                 }
                 None => {
-                    let keep = partial_suffix(rest, &self.marker);
+                    let keep = partial_suffix(rest, &self.frame_start);
                     text.extend_from_slice(&rest[..rest.len() - keep]);
                     pos += rest.len() - keep;
                     break;
@@ -162,12 +166,12 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     None
 }
 
-/// The length of the longest suffix of `data` that is a proper prefix of `marker`.
-fn partial_suffix(data: &[u8], marker: &[u8]) -> usize {
-    let max = marker.len().saturating_sub(1).min(data.len());
+/// The length of the longest suffix of `data` that is a proper prefix of `frame_start`.
+fn partial_suffix(data: &[u8], frame_start: &[u8]) -> usize {
+    let max = frame_start.len().saturating_sub(1).min(data.len());
     (1..=max)
         .rev()
-        .find(|&k| data[data.len() - k..] == marker[..k])
+        .find(|&k| data[data.len() - k..] == frame_start[..k])
         .unwrap_or(0)
 }
 
@@ -207,7 +211,7 @@ mod tests {
 
     #[test]
     fn splits_events_mid_line() {
-        let mut p = MarkerParser::new("abc");
+        let mut p = EventParser::new("abc");
         let out = p.feed(b"hello\x1eOIabc{\"ev\":\"done\",\"id\":3}\nafter");
         assert_eq!(out.len(), 3);
         assert_eq!(out[0], Piece::Text("hello".into()));
@@ -217,7 +221,7 @@ mod tests {
 
     #[test]
     fn byte_by_byte() {
-        let mut p = MarkerParser::new("n1");
+        let mut p = EventParser::new("n1");
         let input = "héllo\x1eOIn1{\"ev\":\"line\",\"n\":7}\nwörld\x1eOIn2 not a marker".as_bytes();
         let mut all = Vec::new();
         for b in input {
@@ -235,7 +239,7 @@ mod tests {
 
     #[test]
     fn bad_json_is_text() {
-        let mut p = MarkerParser::new("x");
+        let mut p = EventParser::new("x");
         let out = p.feed(b"\x1eOIx{nope\n");
         assert_eq!(texts(&out), "\x1eOIx{nope\n");
     }

@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use crate::confine::Confine;
-use crate::host;
 use crate::languages::{Language, missing_program_message};
 use crate::programs::program_exists;
+use crate::shell_host;
 use crate::spawn::Spawned;
 
 /// Starts the host for Java runs, or says which program is missing.
@@ -21,7 +21,7 @@ pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::Te
             ));
         }
     }
-    host::start("oi-java-", confine)
+    shell_host::start("oi-java-", confine)
 }
 
 /// The command line that compiles and runs `code` as run `id`.
@@ -32,7 +32,7 @@ pub(crate) fn command(
     nonce: &str,
 ) -> std::io::Result<Vec<u8>> {
     let Some(class) = class_name(code) else {
-        return Ok(host::framed(
+        return Ok(shell_host::framed(
             id,
             nonce,
             "printf 'Error: No class definition found in the provided code.\\n'",
@@ -41,13 +41,13 @@ pub(crate) fn command(
     let dir = workdir.join(format!("run-{id}"));
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join(format!("{class}.java")), code)?;
-    let dir = host::quote(&dir.to_string_lossy());
+    let dir = shell_host::quote(&dir.to_string_lossy());
     let body = format!(
         "if (cd {dir} && javac -encoding UTF-8 -d . {class}.java) >{dir}/javac.log 2>&1 </dev/null; \
          then java -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 -Dstdout.encoding=UTF-8 -Dstderr.encoding=UTF-8 -cp {dir} {class} </dev/null; \
          else printf 'Compilation Error:\\n'; cat {dir}/javac.log; fi; rm -rf {dir}"
     );
-    Ok(host::framed(id, nonce, &body))
+    Ok(shell_host::framed(id, nonce, &body))
 }
 
 /// The class to compile and run: the first `public class`, else the first `class`.

@@ -16,55 +16,88 @@
 //! oi's secrets ([`Secrets`], [`LocalComputer::with_secrets`]), and sandboxed ones see no
 //! provider credentials unless passed through ([`SandboxPolicy::pass_env`]).
 
-mod applescript;
+// The modules in layers: each uses only modules of its own layer or of the layers above it
+// (`cargo xtask modules` draws the graph and checks that it has no cycle).
+
+// 1. Building blocks: errno, pipes, nonces, `PATH`, signals to a process group, `/proc`.
+mod errno;
+mod nonce;
+mod pipe;
+mod process_group;
+mod procfs;
+mod programs;
+
+// 2. What the user and the machine set: languages, limits, secrets, the sandbox policy and
+//    what this machine supports of it.
+mod environment;
+mod languages;
+mod limits;
+mod protected;
+mod sandbox_policy;
+mod sandbox_support;
+
+// 3. Syscall wrappers, used in the parent or in the child between clone and exec.
 #[cfg(target_os = "linux")]
 mod capabilities;
 mod cgroup;
-mod child;
 mod child_step;
 mod clone;
-mod computer;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(target_os = "linux")]
+mod namespaces;
+mod rlimits;
+#[cfg(target_os = "linux")]
+mod seccomp;
+
+// 4. The kernel probe: what this machine can enforce.
+mod probe;
+
+// 5. The plan a child applies, built in the parent from the policy.
 mod confine;
 mod confinement;
+#[cfg(target_os = "linux")]
+mod landlock_rules;
+
+// 6. The child, between clone and exec.
+mod child;
+
+// 7. Spawning a session's process into its unit (process group, cgroup, PID namespace).
+mod session_unit;
+mod spawn;
+
+// 8. A running session: its handle and fate, the thread reading its output pipe (driver
+//    events, output cap), the process-limit watchdog.
 mod driver_events;
+mod output_cap;
+mod pipe_reader;
+mod process_limit;
+mod session;
+mod session_handle;
+
+// 9. The languages: one module each, the host shell of one-shot programs, starting the
+//    session of a language (`engine`), and HTML/React shown with a screenshot.
+mod applescript;
 mod engine;
-mod environment;
-mod errno;
-mod host;
 mod html;
 mod java;
 mod javascript;
-#[cfg(target_os = "linux")]
-mod landlock;
-mod languages;
-mod limits;
-#[cfg(target_os = "linux")]
-mod merge_outputs;
-mod namespaces;
-mod nonce;
-mod output_cap;
-mod output_markers;
-mod pipe;
 mod powershell;
-mod probe;
-mod process_group;
-mod process_limit;
-mod procfs;
-mod programs;
-mod protected;
 mod python;
 mod r;
-mod rlimits;
 mod ruby;
-mod sandbox_policy;
-mod sandbox_support;
 mod screenshot;
-#[cfg(target_os = "linux")]
-mod seccomp;
-mod session;
-mod session_unit;
 mod shell;
-mod spawn;
+mod shell_host;
+
+// 10. The computer: `LocalComputer`, a language's slot, one run, reading it, and what the
+//     run's outputs become (`@@@` output markers, merging).
+mod computer;
+mod merge_outputs;
+mod output_markers;
+mod run;
+mod run_reader;
+mod slot;
 
 pub use computer::{DEFAULT_OUTPUT_CAP, LocalComputer};
 pub use environment::{

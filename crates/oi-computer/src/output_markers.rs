@@ -4,7 +4,8 @@
 //! that recipient with content `<text>` (kept whole, `:` included; the original cut it at the
 //! first `:`). A line containing `@@@HIDE_TRACEBACK@@@` becomes `Stopping execution.\n\n`
 //! followed by the text after the last marker, trimmed. Text streams through as it comes: only
-//! a possible start of a marker, or a marked line, is held back.
+//! a possible start of a marker, or a marked line, is held back. (The driver's own event
+//! frames were split off before, by `driver_events.rs`.)
 
 use oi_core::computer::Output;
 use oi_core::lmc::Recipient;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::session::{Fate, Handle};
+use crate::session_handle::{Fate, Handle};
 
 /// How often the process watchdog counts.
 const WATCH_EVERY: Duration = Duration::from_millis(50);

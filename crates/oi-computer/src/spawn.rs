@@ -6,11 +6,12 @@ use std::ffi::{CString, OsString};
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::net::unix::pipe;
 
+use crate::cgroup::Leaf;
 use crate::child::{ExitWatch, Plan};
 use crate::confine::Confine;
 use crate::pipe::pipe;
@@ -42,31 +43,18 @@ pub(crate) fn spawn(
     confine: &Confine,
     scratch: Option<&Path>,
 ) -> std::io::Result<Spawned> {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Err(std::io::Error::other(
-            "sessions are started from within a tokio runtime",
-        ));
-    }
-    let path = find_program(program).ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("`{program}` was not found on PATH"),
-        )
-    })?;
+    require_runtime()?;
+    let path = locate(program)?;
     let tag = crate::nonce::nonce();
     let prepared = confine.prepare(scratch, tag.get(..12).unwrap_or(&tag))?;
     let (stdin_read, stdin_write) = pipe()?;
     let (output, output_write) = pipe()?;
-    let mut set: Vec<(String, String)> = envs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    set.extend(prepared.markers.iter().cloned());
-    let environment = confine.inherit().environment(std::env::vars_os(), &set);
-    let cgroup_procs = match &prepared.leaf {
-        Some(leaf) => Some(leaf.procs_for_child()?),
-        None => None,
-    };
+    let environment = child_environment(envs, &prepared.markers, confine);
+    let cgroup_procs = prepared
+        .leaf
+        .as_ref()
+        .map(Leaf::procs_for_child)
+        .transpose()?;
     let plan = Plan {
         program: c_string(path.as_os_str().as_bytes())?,
         argv: std::iter::once(program)
@@ -79,8 +67,56 @@ pub(crate) fn spawn(
         cgroup_procs,
         confinement: prepared.confinement,
     };
-    let own_pid_namespace = plan.confinement.own_pid_namespace();
     let stdin = pipe::Sender::from_owned_fd(stdin_write)?;
+    let (exit, unit) = start_in_unit(plan, prepared.leaf)?;
+    Ok(Spawned {
+        exit,
+        stdin,
+        output,
+        unit,
+    })
+}
+
+/// Sessions need a tokio runtime (their stdin is an async pipe).
+fn require_runtime() -> std::io::Result<()> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(std::io::Error::other(
+            "sessions are started from within a tokio runtime",
+        ));
+    }
+    Ok(())
+}
+
+/// Where `program` is, or a "not found" error that names it.
+fn locate(program: &str) -> std::io::Result<PathBuf> {
+    find_program(program).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("`{program}` was not found on PATH"),
+        )
+    })
+}
+
+/// The child's environment: what it may inherit of oi's, with `envs` and the sandbox's
+/// `markers` set on top.
+fn child_environment(
+    envs: &[(&str, &str)],
+    markers: &[(String, String)],
+    confine: &Confine,
+) -> Vec<(OsString, OsString)> {
+    let mut set: Vec<(String, String)> = envs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    set.extend(markers.iter().cloned());
+    confine.inherit().environment(std::env::vars_os(), &set)
+}
+
+/// Starts the child of `plan` and makes the unit its processes live in (with the cgroup
+/// `leaf` when the child joined it). The unit is killed once the interpreter exits: the
+/// session is over, so is everything it started.
+fn start_in_unit(plan: Plan, leaf: Option<Leaf>) -> std::io::Result<(ExitWatch, Arc<Unit>)> {
+    let own_pid_namespace = plan.confinement.own_pid_namespace();
     let (unit_tx, unit_rx) = std::sync::mpsc::channel::<Arc<Unit>>();
     let started = crate::child::start(
         plan,
@@ -91,7 +127,7 @@ pub(crate) fn spawn(
             }
         }),
     )?;
-    let leaf = prepared.leaf.filter(|_| started.joined_cgroup);
+    let leaf = leaf.filter(|_| started.joined_cgroup);
     let unit = Arc::new(Unit::new(
         started.pid,
         started.pidfd,
@@ -99,12 +135,7 @@ pub(crate) fn spawn(
         leaf,
     ));
     let _ = unit_tx.send(Arc::clone(&unit));
-    Ok(Spawned {
-        exit: started.exit,
-        stdin,
-        output,
-        unit,
-    })
+    Ok((started.exit, unit))
 }
 
 fn c_string(bytes: &[u8]) -> std::io::Result<CString> {

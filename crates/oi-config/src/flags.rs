@@ -12,7 +12,9 @@ use oi_core::settings::{
 /// Flags that set settings (spec e.2, plus oi's safety flags).
 #[derive(Debug, Clone, Default, Args)]
 pub struct SettingsArgs {
-    /// Model to use, e.g. gpt-4o, openai/local, ollama/llama3, groq/llama-3.1-70b-versatile.
+    /// Model to use, e.g. gpt-4o, anthropic/claude-3-5-sonnet-20240620, ollama/llama3.1,
+    /// groq/llama-3.1-70b-versatile, or openai/NAME with --api_base URL (any OpenAI-compatible
+    /// server).
     #[arg(short = 'm', long = "model")]
     pub model: Option<String>,
     /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1.

@@ -24,6 +24,12 @@ const MULTI_LETTER_SHORTS: &[(&str, &str)] = &[
     ("-os", "--os"),
 ];
 
+/// The original's short flags that are longer than one letter, each with its long flag
+/// (`("-ab", "--api_base")`), for help texts.
+pub fn multi_letter_shorts() -> &'static [(&'static str, &'static str)] {
+    MULTI_LETTER_SHORTS
+}
+
 /// Rewrites argv so clap sees one spelling: `-ab` → `--api_base`, `--api-base` → `--api_base`,
 /// `--no-llm-supports-functions` → `--no-llm_supports_functions`. Stops at a bare `--`.
 pub fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {

@@ -16,7 +16,7 @@ use crate::convert::Mode;
 use crate::endpoint::{Endpoint, resolve};
 use crate::env::Env;
 use crate::ollama;
-use crate::openai_body::openai_body;
+use crate::openai_body::openai_body_json;
 use crate::prompt::Prompt;
 use crate::providers::KeyHeader;
 use crate::reply_limits::ReplyLimits;
@@ -126,8 +126,10 @@ impl OpenAiCompatible {
 
     /// Where `request` would go and the exact JSON body that would be sent.
     pub fn prepare(&self, request: &ModelRequest) -> Result<(Endpoint, Value), ModelError> {
-        self.prepared(request)
-            .map(|prepared| (prepared.endpoint, prepared.body))
+        self.prepared(request).map(|prepared| {
+            let body = serde_json::from_slice(&prepared.body).unwrap_or(Value::Null);
+            (prepared.endpoint, body)
+        })
     }
 
     /// The endpoint, the body, and the note to show first when trimming left messages out.
@@ -139,11 +141,12 @@ impl OpenAiCompatible {
             Mode::Text
         };
         let prompt = Prompt::build(request, mode);
-        let body = openai_body(&prompt, &endpoint.model, request);
+        let body = openai_body_json(&prompt, &endpoint.model, request).into();
         let note = note_for(&prompt, request);
         Ok(Prepared {
             endpoint,
             body,
+            tools: !prompt.tools.is_empty(),
             note,
         })
     }
@@ -152,7 +155,10 @@ impl OpenAiCompatible {
 /// A request ready to send.
 struct Prepared {
     endpoint: Endpoint,
-    body: Value,
+    /// The JSON body, as sent.
+    body: bytes::Bytes,
+    /// Whether it offers tools (their calls are read from the reply).
+    tools: bool,
     note: Option<String>,
 }
 
@@ -251,7 +257,7 @@ impl LanguageModel for OpenAiCompatible {
             if request.llm.context_window.is_none() && is_ollama(&request.llm.model) {
                 request.llm.context_window = this.ollama_context_length(&request.llm).await;
             }
-            let Prepared { endpoint, body, note } = match this.prepared(&request) {
+            let Prepared { endpoint, body, tools, note } = match this.prepared(&request) {
                 Ok(prepared) => prepared,
                 Err(error) => {
                     yield Err(error);
@@ -261,7 +267,6 @@ impl LanguageModel for OpenAiCompatible {
             if let Some(note) = note {
                 yield Ok(ModelDelta::Message(note));
             }
-            let tools = body.get("tools").is_some();
             let (headers, bearer) = match (endpoint.key_header, endpoint.api_key) {
                 (KeyHeader::ApiKey, Some(key)) => (vec![("api-key", key)], None),
                 (_, key) => (Vec::new(), key),

@@ -43,8 +43,8 @@ pub(crate) struct HttpCall {
     pub headers: Vec<(&'static str, String)>,
     /// A bearer token for `Authorization`.
     pub bearer: Option<String>,
-    /// The JSON body.
-    pub body: Value,
+    /// The JSON body, as the text sent (shared by every attempt).
+    pub body: bytes::Bytes,
 }
 
 /// How requests are sent: the client, retries and time limits.
@@ -79,8 +79,8 @@ impl Transport {
                 deadline: self.deadline.map(|d| Instant::now() + d),
             };
             let mut retry = 0;
-            tracing::info!(url = %call.url, body_bytes = call.body.to_string().len(), "sending the model request");
-            tracing::debug!(body = %call.body, "the request body");
+            tracing::info!(url = %call.url, body_bytes = call.body.len(), "sending the model request");
+            tracing::debug!(body = %String::from_utf8_lossy(&call.body), "the request body");
             'attempts: loop {
                 let failure = 'attempt: {
                     let response = match self.send(&call, limits).await {
@@ -157,7 +157,11 @@ impl Transport {
 
     /// Sends the request and checks the status; errors say whether a retry may help.
     async fn send(&self, call: &HttpCall, limits: Limits) -> Result<reqwest::Response, Failure> {
-        let mut builder = self.client.post(&call.url).json(&call.body);
+        let mut builder = self
+            .client
+            .post(&call.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(call.body.clone());
         for (name, value) in &call.headers {
             builder = builder.header(*name, value);
         }

@@ -21,6 +21,9 @@ use crate::runtime::{self, LazyRuntime};
 /// How long `start` waits for the port to accept connections.
 const READY_WITHIN: Duration = Duration::from_secs(10);
 
+/// How long a stopped server may take to close its connections before it is dropped.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
 /// The options `run()` takes, named as oi-server's flags (dashes as underscores).
 pub const OPTIONS: [&str; 18] = [
     "allow_network_auto_run",
@@ -51,6 +54,7 @@ type Ended = Option<Result<(), String>>;
 pub struct ServerHandle {
     shutdown: CancellationToken,
     ended: watch::Receiver<Ended>,
+    task: tokio::task::AbortHandle,
     runtime: Arc<LazyRuntime>,
 }
 
@@ -185,13 +189,14 @@ impl ServerHandle {
         let shutdown = CancellationToken::new();
         let (done, ended) = watch::channel::<Ended>(None);
         let stop = shutdown.clone().cancelled_owned();
-        rt.spawn(async move {
+        let task = rt.spawn(async move {
             let result = oi_server::run(config, settings, stop).await;
             let _ = done.send(Some(result.map_err(|e| e.to_string())));
         });
         let handle = ServerHandle {
             shutdown,
             ended,
+            task: task.abort_handle(),
             runtime,
         };
         let target = (probe_host(&host), port);
@@ -212,7 +217,7 @@ impl ServerHandle {
             }
         };
         if let Err(interrupt) = runtime::wait(py, rt, ready) {
-            handle.shutdown.cancel();
+            handle.request_stop();
             return Err(interrupt);
         }
         if let Some(Err(reason)) = handle.ended.borrow().clone() {
@@ -221,11 +226,28 @@ impl ServerHandle {
         Ok(handle)
     }
 
-    /// Waits for the end and returns it.
+    /// Waits for the end and returns it (a server dropped after [`STOP_GRACE`] ended
+    /// cleanly).
     async fn until_ended(mut ended: watch::Receiver<Ended>) -> Ended {
         match ended.wait_for(Option::is_some).await {
             Ok(value) => value.clone(),
-            Err(_) => Some(Err("the server task ended without a result".to_owned())),
+            Err(_) => Some(Ok(())),
+        }
+    }
+
+    /// Asks the server to stop; drops it if it has not within [`STOP_GRACE`].
+    fn request_stop(&self) {
+        self.shutdown.cancel();
+        let (task, ended) = (self.task.clone(), self.ended.clone());
+        if let Some(rt) = self.runtime.started() {
+            rt.spawn(async move {
+                if tokio::time::timeout(STOP_GRACE, Self::until_ended(ended))
+                    .await
+                    .is_err()
+                {
+                    task.abort();
+                }
+            });
         }
     }
 }
@@ -266,9 +288,10 @@ impl ServerHandle {
         callback::spawn(&self.runtime, work, callback)
     }
 
-    /// Stops serving (connections are closed, sessions ended).
+    /// Stops serving: connections are closed and sessions ended (the server is dropped if
+    /// that takes more than a few seconds).
     fn stop(&self) {
-        self.shutdown.cancel();
+        self.request_stop();
     }
 
     /// Whether the server is still serving.

@@ -2,6 +2,7 @@
 and a way to run a script in a fresh Python process of this venv."""
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,22 @@ sys.path.insert(0, str(Path(__file__).parent))
 import scripted  # noqa: E402
 
 EXAMPLES = Path(__file__).parent / "examples"
+
+# No test may hang the suite: each gets this long, then fails with a traceback (the core's
+# waits run Python's signal handlers, so the alarm gets through them too).
+TEST_SECONDS = 120
+
+
+@pytest.fixture(autouse=True)
+def time_limit():
+    def expired(signum, frame):
+        raise TimeoutError(f"the test took longer than {TEST_SECONDS} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(TEST_SECONDS)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

@@ -12,7 +12,12 @@ import urllib.request
 import pytest
 from scripted import code, text
 
-COMPLETE = {"role": "server", "type": "status", "content": "complete"}
+
+
+def is_complete(chunk):
+    """Whether `chunk` is the server's `complete` status (other keys, such as an id, may come
+    with it)."""
+    return (chunk.get("role"), chunk.get("type"), chunk.get("content")) == ("server", "status", "complete")
 
 
 def free_port():
@@ -52,7 +57,7 @@ async def send_message(ai, content):
 async def until_complete(ai):
     chunks = []
     async for chunk in ai.output():
-        if chunk == COMPLETE:
+        if is_complete(chunk):
             return chunks
         chunks.append(chunk)
 
@@ -97,7 +102,7 @@ def test_await_output_and_cancelled_waits_lose_nothing(ai):
         chunks = []
         while True:
             chunk = await agent.output()
-            if chunk == COMPLETE:
+            if is_complete(chunk):
                 break
             chunks.append(chunk)
         return chunks
@@ -167,7 +172,7 @@ def test_server_from_a_running_loop_with_websockets_and_openai(ai, monkeypatch):
             await ws.send(json.dumps({"role": "user", "type": "message", "content": "compute 239023*79043"}))
             await ws.send(json.dumps({"role": "user", "type": "message", "end": True}))
             received = []
-            while (chunk := json.loads(await ws.recv())) != COMPLETE:
+            while not is_complete(chunk := json.loads(await ws.recv())):
                 received.append(chunk)
         client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/openai", api_key="unused")
         completion = await client.chat.completions.create(

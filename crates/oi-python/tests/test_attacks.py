@@ -197,7 +197,7 @@ def test_server_flags_confine_the_sessions_code(model, tmp_path, monkeypatch):
             for chunk in ({"start": True}, {"content": "try to escape"}, {"end": True}):
                 await ws.send(json.dumps({"role": "user", "type": "message", **chunk}))
             outputs = []
-            while (chunk := json.loads(await ws.recv())) != {"role": "server", "type": "status", "content": "complete"}:
+            while (chunk := json.loads(await ws.recv())).get("content") != "complete":
                 if chunk.get("format") == "output":
                     outputs.append(chunk["content"])
         task.cancel()

@@ -18,6 +18,9 @@ use crate::settings_patch::{PatchError, apply_patch, get_setting};
 use crate::state::AppState;
 use crate::{insecure, openai, ws};
 
+/// What a WebSocket connection reads into at first.
+const READ_BUFFER_BYTES: usize = 4096;
+
 /// The whole application.
 pub fn router(state: AppState) -> Router {
     let mut router = Router::new()
@@ -65,6 +68,9 @@ async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Op
         upgrade
             .max_frame_size(max)
             .max_message_size(max)
+            // 128 KiB by default, allocated for every connection up front: most of what an
+            // idle session cost. Larger frames grow the buffer as they come.
+            .read_buffer_size(READ_BUFFER_BYTES)
             .on_upgrade(move |socket| ws::serve_socket(socket, state, session, guard))
             .into_response(),
     )

@@ -22,6 +22,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let state = state.bound_to(listener.local_addr()?);
+    raise_backlog(&listener);
     let nofile = raise_nofile();
     let max_connections = connection_cap(state.config.max_connections, nofile);
     if max_connections < state.config.max_connections {
@@ -50,6 +51,22 @@ pub async fn serve(
         session.shutdown().await;
     }
     Ok(())
+}
+
+/// The longest listen backlog the kernel grants (`net.core.somaxconn`), or 4096.
+fn somaxconn() -> i32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(4096)
+}
+
+/// Raises the listen backlog from the 128 a listener is bound with to the system's maximum:
+/// with 128, a burst of a thousand clients connecting at once overflows the queue, and the
+/// dropped SYNs are retried only after a second or more. Listening again on a listening
+/// socket only changes its backlog.
+fn raise_backlog(listener: &TcpListener) {
+    let _ = rustix::net::listen(listener, somaxconn());
 }
 
 /// Shuts down idle sessions, checking a few times per idle timeout.

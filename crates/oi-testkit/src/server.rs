@@ -78,7 +78,7 @@ impl ScriptedServer {
 
     /// Starts a server on `addr` (port 0 picks a free port).
     pub async fn start_on(addr: SocketAddr, script: Script) -> std::io::Result<ScriptedServer> {
-        let listener = TcpListener::bind(addr).await?;
+        let listener = listen(addr)?;
         let addr = listener.local_addr()?;
         let shared: Shared = Arc::new(Mutex::new(Inner {
             script,
@@ -144,6 +144,23 @@ impl Drop for ScriptedServer {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// A listener on `addr` with the longest backlog the system grants (`somaxconn`): a load test
+/// that sends a thousand requests at once must not lose connections to the default 128.
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let backlog = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(1024);
+    socket.listen(backlog)
 }
 
 /// Runs a scripted server on `addr` until CTRL-C (for a standalone binary).

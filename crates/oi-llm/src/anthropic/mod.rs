@@ -145,6 +145,7 @@ impl LanguageModel for Anthropic {
             if let Some(key) = endpoint.api_key {
                 headers.push(("x-api-key", key));
             }
+            let body = serde_json::to_vec(&body).unwrap_or_default().into();
             let call = HttpCall { url: endpoint.url, headers, bearer: None, body };
             let mut replies = Box::pin(transport.stream(call, move || EventDecoder::new(tools)));
             while let Some(item) = replies.next().await {

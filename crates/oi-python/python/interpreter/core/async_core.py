@@ -173,6 +173,7 @@ class Server:
         self.host = host or os.getenv("INTERPRETER_HOST", "").strip() or self.DEFAULT_HOST
         self.port = port or _env_port()
         self._handle = None
+        self._stopping = False
 
     def run(self, host=None, port=None, retries=5, **options):
         """Serves until stopped. Outside a running event loop it blocks until CTRL-C (or
@@ -198,8 +199,11 @@ class Server:
 
     def _start(self, options):
         interpreter = self.async_interpreter
+        self._stopping = False
         handle = interpreter._core.serve(str(self.host), int(self.port), dict(options))
         self._handle = handle
+        if self._stopping:  # stop() came while the server was starting
+            handle.stop()
         return handle
 
     async def _serve_until_stopped(self, handle):
@@ -210,7 +214,8 @@ class Server:
             raise
 
     def stop(self):
-        """Stops the server started by ``run()``."""
+        """Stops the server started by ``run()`` (also while it is starting)."""
+        self._stopping = True
         if self._handle is not None:
             self._handle.stop()
 

@@ -79,7 +79,6 @@ class OpenInterpreter:
         object.__setattr__(self, "llm", Llm(self._core))
         object.__setattr__(self, "computer", Computer(self._core))
         object.__setattr__(self, "approve", None)
-        self.disable_telemetry = True
         llm = settings.pop("llm", None)
         computer = settings.pop("computer", None)
         for key in ("import_computer_api", "skills_path", "import_skills"):
