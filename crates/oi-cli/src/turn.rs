@@ -284,7 +284,7 @@ pub async fn run(
             }
             TurnEvent::Error(error) => {
                 write_now(&mut out, &renderer.finish_turn())?;
-                return Err(anyhow::anyhow!(clean(&error.to_string())));
+                return Err(anyhow::anyhow!(clean(&crate::errors::one_sentence(&error))));
             }
             TurnEvent::Complete => continue,
         };

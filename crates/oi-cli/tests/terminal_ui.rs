@@ -589,3 +589,83 @@ fn snapshot_of_help() {
     term.settle(Duration::from_millis(200), WAIT);
     insta::assert_snapshot!("help_60", s.redact(&term.screen_formatted()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// First contact: no key and no configured model
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn without_a_key_oi_says_the_ways_on_and_keeps_a_pasted_key_only_if_asked() {
+    let s = setup();
+    let profile = s
+        .home
+        .path()
+        .join(".config/open-interpreter/profiles/default.yaml");
+    let Some(mut term) = Term::spawn(s.command(&[]), 80, ROWS) else {
+        return;
+    };
+    let screen = term.wait_for("OpenAI API key (not shown as you type", WAIT);
+    for way in [
+        "OPENAI_API_KEY",
+        "oi --local",
+        "oi --api_base http://127.0.0.1:8080/v1",
+    ] {
+        assert!(screen.contains(way), "{way} missing:\n{screen}");
+    }
+    assert!(!screen.contains("**") && !screen.contains('`'), "{screen}");
+    assert!(!screen.contains("\n>"), "the prompt came first:\n{screen}");
+    term.line("sk-test-secret-123");
+    term.wait_for("so oi finds it next time", WAIT);
+    assert!(
+        !term.screen().contains("sk-test-secret-123"),
+        "the key was echoed"
+    );
+    term.line("y");
+    term.wait_prompt(WAIT);
+    let text = std::fs::read_to_string(&profile).unwrap();
+    assert!(text.contains("api_key: \"sk-test-secret-123\""), "{text}");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&profile.metadata().unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    term.send("\x04");
+    assert_eq!(term.exit(WAIT), Some(0));
+    // Next time the key is found: no question.
+    let Some(mut term) = Term::spawn(s.command(&[]), 80, ROWS) else {
+        return;
+    };
+    let screen = term.wait_prompt(WAIT);
+    assert!(!screen.contains("No OpenAI API key"), "{screen}");
+    term.send("\x04");
+    assert_eq!(term.exit(WAIT), Some(0));
+}
+
+#[test]
+fn an_unreachable_api_base_is_one_sentence_and_a_missing_scheme_is_named() {
+    let s = setup();
+    let out = s
+        .command(&["--api_base", "127.0.0.1:9/v1", "--api_key", "k", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("add http:// (or https://), e.g. --api_base http://127.0.0.1:9/v1"),
+        "{stderr}"
+    );
+    let out = s
+        .command(&[
+            "--api_base",
+            "http://127.0.0.1:9/v1",
+            "--api_key",
+            "k",
+            "-y",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "oi: error: could not reach the model server at http://127.0.0.1:9/v1: the connection was refused (nothing listens there); start the model server, or point --api_base at one that runs."
+    );
+}
