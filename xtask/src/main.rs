@@ -6,7 +6,9 @@
 //! - `cargo xtask python-tests [--keep-venv]`: the Python API's pytest suite in a fresh venv
 //!   made by `pip install ./crates/oi-python`.
 //! - `cargo xtask demo --local [MESSAGE]`: fetches the default local model, builds `oi` with
-//!   the `local` feature and runs `oi --local -y MESSAGE` with the real model.
+//!   the `local` feature into `target/demo-local/release/oi` (its own folder, so a later plain
+//!   build does not replace it with an `oi` that lacks the model) and runs
+//!   `oi --local -y MESSAGE` with the real model.
 //! - `cargo xtask demo [MESSAGE]`: builds `oi`, starts the scripted model server and runs
 //!   `oi -y --api_base … MESSAGE` against it (default message: "compute 239023*79043").
 //! - `cargo xtask bench [--runs N]`: oi beside Open Interpreter 0.4.3 (installed from PyPI into
@@ -129,18 +131,25 @@ fn demo_local(args: &[String]) -> anyhow::Result<()> {
     println!(
         "building oi with the embedded model (the first build compiles llama.cpp: several minutes)…"
     );
+    // The demo's binary has its own target folder: a later plain `cargo build --release`
+    // would otherwise replace target/release/oi with one that lacks the embedded model.
+    let demo_target = target.join("demo-local");
     let mut build = std::process::Command::new(&cargo);
-    build.args([
-        "build",
-        "--release",
-        "--package",
-        "oi-cli",
-        "--features",
-        "local",
-    ]);
+    build
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "oi-cli",
+            "--features",
+            "local",
+            "--target-dir",
+        ])
+        .arg(&demo_target);
     build_env.apply(&mut build);
     build_tools::build_with_progress(build)?;
-    let oi = target.join("release").join("oi");
+    let oi = demo_target.join("release").join("oi");
+    println!("the oi with the embedded model: {}", oi.display());
     println!("$ oi --local -y \"{message}\"");
     let status = std::process::Command::new(&oi)
         .args(["--local", "-y", &message])
