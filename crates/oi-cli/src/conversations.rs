@@ -1,4 +1,5 @@
-//! `--conversations`: pick a saved conversation (newest first), see it, continue it.
+//! `--conversations`: pick a saved conversation (newest first) — with the arrow keys on a
+//! terminal, by its number in a pipe — see it, continue it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,28 @@ pub fn display_name(path: &Path) -> String {
     )
 }
 
+/// On a terminal: the arrow-key picker's choice (`Some(None)`: the user left); `None` when
+/// standard input or output is not a terminal.
+#[allow(clippy::type_complexity)]
+fn pick_on_terminal(
+    files: &[PathBuf],
+    out: &mut dyn Write,
+) -> anyhow::Result<Option<Option<(PathBuf, Vec<Message>)>>> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Ok(None);
+    }
+    out.flush()?;
+    let names: Vec<String> = files.iter().map(|f| display_name(f)).collect();
+    let size = crate::term::Size::now();
+    let Some(index) = crate::picker::pick(&names, size.cols, size.rows)? else {
+        return Ok(Some(None));
+    };
+    let path = files[index].clone();
+    let messages = oi_core::history::load(&path)?;
+    Ok(Some(Some((path, messages))))
+}
+
 /// Asks which conversation to continue; returns its path and messages.
 pub fn pick(
     dir: &Path,
@@ -47,6 +70,9 @@ pub fn pick(
         return Ok(None);
     }
     writeln!(out, "Select a conversation to resume:\n")?;
+    if let Some(picked) = pick_on_terminal(&files, out)? {
+        return Ok(picked);
+    }
     for (i, file) in files.iter().enumerate() {
         writeln!(out, "  {}. {}", i + 1, display_name(file))?;
     }

@@ -16,6 +16,7 @@ mod magic;
 mod markdown;
 mod message_lines;
 mod output_panel;
+mod picker;
 mod render;
 mod repl;
 mod replay;

@@ -372,8 +372,8 @@ fn a_resumed_conversation_is_drawn_like_a_live_one() {
         ) else {
             return;
         };
-        term.wait_for("Number (empty to quit)", WAIT);
-        term.line("1");
+        term.wait_for("Enter to open", WAIT);
+        term.send("\r");
         let screen = term.wait_for("The answer is 42.", WAIT);
         assert!(
             !screen.contains("## ") && !screen.contains("```") && !screen.contains("**"),
@@ -668,4 +668,60 @@ fn an_unreachable_api_base_is_one_sentence_and_a_missing_scheme_is_named() {
         stderr.trim(),
         "oi: error: could not reach the model server at http://127.0.0.1:9/v1: the connection was refused (nothing listens there); start the model server, or point --api_base at one that runs."
     );
+}
+
+#[test]
+fn conversations_are_listed_newest_first_and_picked_with_the_arrow_keys() {
+    let s = setup();
+    let dir = s.home.path().join(".config/open-interpreter/conversations");
+    std::fs::create_dir_all(&dir).unwrap();
+    let older = dir.join("Older_talk__July_28_2025_10-00-00.json");
+    let newer = dir.join("Newer_talk__July_29_2025_10-00-00.json");
+    let talk = |text: &str| {
+        serde_json::json!([
+            {"role": "user", "type": "message", "content": "hello"},
+            {"role": "assistant", "type": "message", "content": text}
+        ])
+        .to_string()
+    };
+    std::fs::write(&older, talk("From the older talk.")).unwrap();
+    std::fs::write(&newer, talk("From the newer talk.")).unwrap();
+    let past = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&older)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+    let server = s.server(vec![]);
+    let Some(mut term) = Term::spawn(
+        s.command(&[
+            "--api_base",
+            &server.base_url(),
+            "--api_key",
+            "k",
+            "--conversations",
+        ]),
+        80,
+        ROWS,
+    ) else {
+        return;
+    };
+    let screen = term.wait_for("Enter to open", WAIT);
+    let newer_at = screen.find("Newer talk...").unwrap();
+    let older_at = screen.find("Older talk...").unwrap();
+    assert!(newer_at < older_at, "not newest first:\n{screen}");
+    assert!(
+        term.rows()
+            .iter()
+            .any(|r| r.contains("❯") && r.contains("Newer talk"))
+    );
+    term.send("\x1b[B");
+    term.wait_for("❯   2. Older talk", WAIT);
+    term.send("\r");
+    let screen = term.wait_for("From the older talk.", WAIT);
+    assert!(!screen.contains("From the newer talk."), "{screen}");
+    term.wait_prompt(WAIT);
+    term.send("\x04");
+    assert_eq!(term.exit(WAIT), Some(0));
 }
