@@ -47,7 +47,10 @@ fn pick_on_terminal(
         return Ok(None);
     }
     out.flush()?;
-    let names: Vec<String> = files.iter().map(|f| display_name(f)).collect();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| crate::sanitize::clean(&display_name(f)))
+        .collect();
     let size = crate::term::Size::now();
     let Some(index) = crate::picker::pick(&names, size.cols, size.rows)? else {
         return Ok(Some(None));
@@ -63,7 +66,12 @@ pub fn pick(
     source: &mut dyn LineSource,
     out: &mut dyn Write,
 ) -> anyhow::Result<Option<(PathBuf, Vec<Message>)>> {
-    writeln!(out, "> Conversations are stored in \"{}\".", dir.display())?;
+    let stored = format!("Conversations are stored in \"{}\".", dir.display());
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        writeln!(out, "{}", crate::doc::wrapped(&stored, ""))?;
+    } else {
+        writeln!(out, "> {stored}")?;
+    }
     let files = list(dir);
     if files.is_empty() {
         writeln!(out, "No saved conversations yet.")?;
@@ -74,7 +82,12 @@ pub fn pick(
         return Ok(picked);
     }
     for (i, file) in files.iter().enumerate() {
-        writeln!(out, "  {}. {}", i + 1, display_name(file))?;
+        writeln!(
+            out,
+            "  {}. {}",
+            i + 1,
+            crate::sanitize::clean(&display_name(file))
+        )?;
     }
     loop {
         let answer = match source.read_line("\nNumber (empty to quit): ") {

@@ -685,14 +685,19 @@ fn conversations_are_listed_newest_first_and_picked_with_the_arrow_keys() {
         .to_string()
     };
     std::fs::write(&older, talk("From the older talk.")).unwrap();
+    // A file name can carry escapes (a title-setting OSC): it is shown without them.
+    let hostile = dir.join("Evil\x1b]0;PWNED-TITLE\x07talk__July_27_2025_10-00-00.json");
+    std::fs::write(&hostile, talk("hostile")).unwrap();
     std::fs::write(&newer, talk("From the newer talk.")).unwrap();
     let past = std::time::SystemTime::now() - Duration::from_secs(3600);
-    std::fs::File::options()
-        .write(true)
-        .open(&older)
-        .unwrap()
-        .set_modified(past)
-        .unwrap();
+    for (file, age) in [(&older, 1), (&hostile, 2)] {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(past - Duration::from_secs(age))
+            .unwrap();
+    }
     let server = s.server(vec![]);
     let Some(mut term) = Term::spawn(
         s.command(&[
@@ -711,6 +716,15 @@ fn conversations_are_listed_newest_first_and_picked_with_the_arrow_keys() {
     let newer_at = screen.find("Newer talk...").unwrap();
     let older_at = screen.find("Older talk...").unwrap();
     assert!(newer_at < older_at, "not newest first:\n{screen}");
+    assert!(
+        screen.contains("Eviltalk...") && !screen.contains("PWNED"),
+        "{screen}"
+    );
+    let raw = term.raw();
+    assert!(
+        !raw.windows(4).any(|w| w == b"\x1b]0;"),
+        "an escape from a file name reached the terminal"
+    );
     assert!(
         term.rows()
             .iter()
