@@ -341,8 +341,9 @@ fn stopped(renderer: &mut Renderer, activity: &Activity, out: &mut dyn Write) ->
 /// Prints an error of the turn on standard error (in red on a terminal).
 pub fn report_error(error: &anyhow::Error) {
     let text = clean(&format!("{error:#}"));
-    if std::io::stderr().is_terminal() {
-        eprintln!("\x1b[31moi: error: {text}\x1b[0m");
+    if std::io::stderr().is_terminal() && std::io::stdout().is_terminal() {
+        let wrapped = crate::doc::wrapped(&format!("oi: error: {text}"), "");
+        eprintln!("\x1b[31m{wrapped}\x1b[0m");
     } else {
         eprintln!("oi: error: {text}");
     }

@@ -270,7 +270,7 @@ fn long_lines_are_styled_and_wrapped_at_the_terminals_real_width() {
 fn the_width_follows_a_resize() {
     let s = setup();
     let server = s.server(vec![
-        Reply::text(LONG_PROSE).ending(Ending::StallAfter(0, Duration::from_millis(1500))),
+        Reply::text(LONG_PROSE).ending(Ending::StallAfter(0, Duration::from_secs(3))),
     ]);
     let Some(mut term) = s.oi(&server, &[], 120) else {
         return;
