@@ -223,8 +223,7 @@ async fn resume(
     let settings = interpreter.settings();
     if ui.style.colour() {
         ui.grammars.warm();
-        let mut renderer =
-            turn::Renderer::choose(false, settings.highlight_active_line, &ui.grammars);
+        let mut renderer = turn::Renderer::for_replay(settings.highlight_active_line, &ui.grammars);
         print!("{}", replay::show(&messages, &mut renderer));
     } else {
         println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));

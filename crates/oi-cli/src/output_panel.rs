@@ -65,6 +65,8 @@ pub struct OutputPanel {
     shown: String,
     cut: Option<Cut>,
     dir: PathBuf,
+    /// The foot says how long the run took.
+    timed: bool,
 }
 
 impl OutputPanel {
@@ -81,7 +83,14 @@ impl OutputPanel {
             shown: String::new(),
             cut: None,
             dir: dir.to_owned(),
+            timed: true,
         }
+    }
+
+    /// A panel whose foot gives no time (a run shown again from a saved conversation).
+    pub fn untimed(mut self) -> Self {
+        self.timed = false;
+        self
     }
 
     /// Output lines left out so far.
@@ -255,12 +264,17 @@ impl OutputPanel {
         if !self.line.is_empty() {
             out.push_str(&self.complete_line(screen));
         }
-        let elapsed = elapsed_text(self.started.elapsed());
+        let elapsed = if self.timed {
+            format!(" {}", elapsed_text(self.started.elapsed()))
+        } else {
+            String::new()
+        };
         if !self.open {
             out.push_str(&screen.fresh_line());
+            let dot = if self.timed { " ·" } else { "" };
             out.push_str(&screen.rows(&[vec![
                 Span::plain(self.indent),
-                Span::new(MUTED, format!("╰─ no output · {elapsed}")),
+                Span::new(MUTED, format!("╰─ no output{dot}{elapsed}")),
             ]]));
             return out;
         }
@@ -270,7 +284,7 @@ impl OutputPanel {
         }
         out.push_str(&screen.rows(&[vec![
             Span::plain(self.indent),
-            Span::new(MUTED, format!("╰─ {elapsed}")),
+            Span::new(MUTED, format!("╰─{elapsed}")),
         ]]));
         out
     }

@@ -47,6 +47,13 @@ impl Renderer {
         }
     }
 
+    /// Colour for showing a saved conversation again on a terminal (runs are not timed).
+    pub fn for_replay(highlight_active_line: bool, grammars: &Grammars) -> Self {
+        Renderer::Tty(Box::new(
+            TtyRenderer::new(highlight_active_line, grammars, Size::now()).untimed(),
+        ))
+    }
+
     /// The text to print for `chunk`.
     pub fn render(&mut self, chunk: &Chunk) -> String {
         match self {
