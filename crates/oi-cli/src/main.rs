@@ -185,7 +185,10 @@ async fn one_shot(
     } else {
         args.message().unwrap_or_default()
     };
-    ui.grammars.warm();
+    if ui.style.colour() {
+        // Colours are drawn: load the grammars in the background (not in plain mode).
+        ui.grammars.warm();
+    }
     let settings = interpreter.settings();
     let mut renderer = turn::Renderer::choose(
         settings.plain_text_display,
