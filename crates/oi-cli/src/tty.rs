@@ -151,7 +151,7 @@ impl TtyRenderer {
     pub fn note(&mut self, markdown_text: &str) -> String {
         let mut out = self.screen.fresh_line();
         let lines = markdown::lines(markdown_text, INDENT, self.screen.cols(), &self.grammars);
-        let rows: Vec<Vec<Span>> = markdown::rows(&lines, self.screen.cols())
+        let rows: Vec<Vec<Span>> = crate::wrap::rows(&lines, self.screen.cols())
             .into_iter()
             .map(|row| {
                 row.into_iter()
@@ -291,7 +291,7 @@ impl TtyRenderer {
             return String::new();
         }
         let styled = lines.line(&line, INDENT, cols, &self.grammars);
-        let rows = markdown::rows(&styled.lines, cols);
+        let rows = crate::wrap::rows(&styled.lines, cols);
         let (out, _) = self.screen.replace(&rows, styled.table);
         out
     }
