@@ -137,7 +137,7 @@ fn silent_code_shows_a_spinner_its_running_line_and_the_elapsed_time() {
     for cols in WIDTHS {
         let s = setup();
         let server = s.server(vec![
-            Reply::tool_call("python", "import time\ntime.sleep(1.5)\nprint('woke up')"),
+            Reply::tool_call("python", "import time\ntime.sleep(2.5)\nprint('woke up')"),
             Reply::text("Slept."),
         ]);
         let Some(mut term) = s.oi(&server, &[], cols) else {
@@ -146,7 +146,7 @@ fn silent_code_shows_a_spinner_its_running_line_and_the_elapsed_time() {
         term.line("take a nap");
         term.wait_for("Would you like to run this code? (y/n)", WAIT);
         term.line("y");
-        let screen = term.wait_for("Running python · line 2: time.sleep(1.5)", WAIT);
+        let screen = term.wait_for("Running python · line 2: time.sleep(2.5)", WAIT);
         let rows = term.rows();
         let status = row_with(&rows, "Running python").unwrap();
         assert!(
@@ -175,7 +175,7 @@ fn silent_code_shows_a_spinner_its_running_line_and_the_elapsed_time() {
 fn a_silent_shell_command_shows_it_is_running() {
     let s = setup();
     let server = s.server(vec![
-        Reply::tool_call("shell", "sleep 1.5"),
+        Reply::tool_call("shell", "sleep 2.5"),
         Reply::text("Done."),
     ]);
     let Some(mut term) = s.oi(&server, &["-y"], 80) else {
