@@ -1,8 +1,10 @@
 //! Syntax colours for code, line by line as it streams, from Sublime Text grammars (`syntect`,
 //! with its pure-Rust regex engine). The grammars are loaded off the start-up path: a
-//! background thread starts when the program does ([`Grammars::warm`]); a line that comes
-//! before they are ready is shown in one colour, and the block's state catches up once they
-//! are. Colours are the terminal's own 16 (they follow the user's theme, light or dark).
+//! background thread starts at the first prompt when colours are drawn ([`Grammars::warm`]);
+//! code that comes while they are still loading waits for them (once, at most three
+//! seconds), a block started before anyone asked for them is shown in one colour, and the
+//! block's state catches up once they are there. Colours are the terminal's own 16 (they
+//! follow the user's theme, light or dark).
 
 use std::sync::{Arc, OnceLock};
 
@@ -80,9 +82,10 @@ impl Grammars {
         let _ = self.set.get_or_init(Loaded::load);
     }
 
-    /// The grammars: at once when loaded; when they are loading, after at most a second
-    /// (this happens once, on the first code shown right after start-up); `None` when
-    /// nobody started them.
+    /// The grammars: at once when loaded; when they are loading, after at most three
+    /// seconds (this happens once, on the first code shown right after start-up, and only
+    /// takes long on a debug build or a machine under heavy load: loading takes tens of
+    /// milliseconds in a release build); `None` when nobody started them.
     fn ready(&self) -> Option<&Loaded> {
         if let Some(loaded) = self.set.get() {
             return Some(loaded);
@@ -90,7 +93,7 @@ impl Grammars {
         if !self.started.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
         while std::time::Instant::now() < deadline {
             if let Some(loaded) = self.set.get() {
                 return Some(loaded);
