@@ -70,6 +70,9 @@ impl Grammars {
             .name("oi-grammars".into())
             .spawn(move || {
                 let _ = set.set(Loaded::load());
+                if let Some(loaded) = set.get() {
+                    warm_up(&loaded.syntaxes);
+                }
             });
         if spawned.is_err() {
             let _ = self.set.set(Loaded::load());
@@ -127,6 +130,28 @@ impl Loaded {
             }
         }
         NORMAL
+    }
+}
+
+/// Compiles the patterns of the languages models write most (they compile on first use: about
+/// 20 ms for Python's in a release build), in the loading thread once the grammars are
+/// shared, so the first line of code drawn rarely has to.
+fn warm_up(syntaxes: &SyntaxSet) {
+    let samples = [
+        (
+            "py",
+            "import os\ndef f(x):\n    return f'{x!r}' + \"s\" # c\n",
+        ),
+        ("bash", "for f in *.txt; do echo \"$f\" | wc -l; done # c\n"),
+    ];
+    for (token, sample) in samples {
+        let Some(syntax) = syntaxes.find_syntax_by_token(token) else {
+            continue;
+        };
+        let mut state = ParseState::new(syntax);
+        for line in sample.lines() {
+            let _ = state.parse_line(line, syntaxes);
+        }
     }
 }
 
