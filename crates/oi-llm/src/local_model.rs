@@ -21,6 +21,12 @@ use oi_core::{LlmSettings, ModelError};
 
 use crate::env::Env;
 
+// Compiled in every build (the benchmark and tools use it); the file sits with the engine.
+#[path = "local/threads.rs"]
+mod threads;
+
+pub use threads::physical_cores;
+
 /// The model name that selects the embedded default model.
 pub const LOCAL_MODEL: &str = "local";
 

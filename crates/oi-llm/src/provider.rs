@@ -209,9 +209,9 @@ fn embedded(llm: &LlmSettings, env: &Env) -> Result<Arc<dyn LanguageModel>, Mode
         prompt_cache: local_model::prompt_cache_dir(env),
         threads: None,
     };
-    Ok(Arc::new(crate::local::LocalProvider::from_path_with_config(
-        path, config,
-    )?))
+    Ok(Arc::new(
+        crate::local::LocalProvider::from_path_with_config(path, config)?,
+    ))
 }
 
 /// Without the `local` feature the embedded model is not there: say how to get it.

@@ -32,7 +32,6 @@ mod session;
 mod state_file;
 mod state_store;
 mod stats;
-mod threads;
 mod utf8;
 mod worker;
 
@@ -41,10 +40,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use oi_core::{LanguageModel, LlmSettings, ModelError, ModelRequest, ModelStream};
 
+pub use crate::local_model::physical_cores;
 pub use model::LocalModel;
 pub use prompt::{ChatTurn, chat_turns};
 pub use stats::GenerationStats;
-pub use threads::physical_cores;
 
 use crate::local_model::{DEFAULT_LOCAL_MAX_TOKENS, check_model_file};
 use crate::text_mode::TextDecoder;

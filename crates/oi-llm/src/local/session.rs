@@ -67,11 +67,18 @@ impl<'m> Session<'m> {
             "n_ctx={n_ctx} n_batch={N_BATCH} n_ubatch={} threads={n_threads} chunk={CHUNK} type_k=f16 type_v=f16 flash_attn=auto",
             params.n_ubatch()
         );
+        let started = Instant::now();
         let ctx = model
             .model
             .new_context(backend()?, params)
             .map_err(|e| ModelError::Config(format!("llama.cpp could not make a context: {e}")))?;
-        tracing::debug!(threads = n_threads, n_ctx, "local model context made");
+        let seconds = started.elapsed().as_secs_f64();
+        tracing::info!(
+            threads = n_threads,
+            n_ctx,
+            seconds,
+            "local model context: {n_ctx} tokens, {n_threads} threads, made in {seconds:.3} s"
+        );
         Ok(Session {
             model,
             ctx,

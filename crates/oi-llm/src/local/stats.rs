@@ -45,6 +45,7 @@ impl GenerationStats {
     /// Writes the line `--verbose` shows for this call (`tracing`, level `info`).
     pub fn log(&self) {
         tracing::info!(
+            sequence = self.sequence,
             prompt_tokens = self.prompt_tokens,
             evaluated = self.evaluated_tokens(),
             reused = self.cached_tokens,
@@ -52,6 +53,7 @@ impl GenerationStats {
             prompt_s = self.prompt_time.as_secs_f64(),
             first_token_s = self.first_token.map_or(-1.0, |d| d.as_secs_f64()),
             generated = self.generated_tokens,
+            generation_s = self.generation_time.as_secs_f64(),
             tokens_per_s = self.tokens_per_second(),
             "local model: {self}"
         );

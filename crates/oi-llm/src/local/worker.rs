@@ -17,7 +17,7 @@ use super::prompt::ChatTurn;
 use super::session::Session;
 use super::state_store::StateStore;
 use super::stats::GenerationStats;
-use super::threads::physical_cores;
+use crate::local_model::physical_cores;
 
 /// How a reply is generated.
 #[derive(Debug, Clone, PartialEq)]
