@@ -367,9 +367,12 @@ async fn pump(
     let outbox = session.outbox();
     let connection = attachment.connection();
     let stop = &attachment.token;
-    for frame in outbox.replay() {
+    let mut replay = outbox.replay().into_iter();
+    while let Some(frame) = replay.next() {
         if !send_frame(sink, &frame, connection, stop).await {
+            // This one and the rest go to the next connection, in order.
             outbox.failed(frame);
+            replay.for_each(|rest| outbox.failed(rest));
             return Ending::Quietly;
         }
         outbox.sent(&frame);
