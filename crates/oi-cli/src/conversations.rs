@@ -1,4 +1,5 @@
-//! `--conversations`: pick a saved conversation (newest first), see it, continue it.
+//! `--conversations`: pick a saved conversation (newest first) — with the arrow keys on a
+//! terminal, by its number in a pipe — see it, continue it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,21 +35,59 @@ pub fn display_name(path: &Path) -> String {
     )
 }
 
+/// On a terminal: the arrow-key picker's choice (`Some(None)`: the user left); `None` when
+/// standard input or output is not a terminal.
+#[allow(clippy::type_complexity)]
+fn pick_on_terminal(
+    files: &[PathBuf],
+    out: &mut dyn Write,
+) -> anyhow::Result<Option<Option<(PathBuf, Vec<Message>)>>> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Ok(None);
+    }
+    out.flush()?;
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| crate::sanitize::clean(&display_name(f)))
+        .collect();
+    let size = crate::term::Size::now();
+    let Some(index) = crate::picker::pick(&names, size.cols, size.rows)? else {
+        return Ok(Some(None));
+    };
+    let path = files[index].clone();
+    let messages = oi_core::history::load(&path)?;
+    Ok(Some(Some((path, messages))))
+}
+
 /// Asks which conversation to continue; returns its path and messages.
 pub fn pick(
     dir: &Path,
     source: &mut dyn LineSource,
     out: &mut dyn Write,
 ) -> anyhow::Result<Option<(PathBuf, Vec<Message>)>> {
-    writeln!(out, "> Conversations are stored in \"{}\".", dir.display())?;
+    let stored = format!("Conversations are stored in \"{}\".", dir.display());
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        writeln!(out, "{}", crate::doc::wrapped(&stored, ""))?;
+    } else {
+        writeln!(out, "> {stored}")?;
+    }
     let files = list(dir);
     if files.is_empty() {
         writeln!(out, "No saved conversations yet.")?;
         return Ok(None);
     }
     writeln!(out, "Select a conversation to resume:\n")?;
+    if let Some(picked) = pick_on_terminal(&files, out)? {
+        return Ok(picked);
+    }
     for (i, file) in files.iter().enumerate() {
-        writeln!(out, "  {}. {}", i + 1, display_name(file))?;
+        writeln!(
+            out,
+            "  {}. {}",
+            i + 1,
+            crate::sanitize::clean(&display_name(file))
+        )?;
     }
     loop {
         let answer = match source.read_line("\nNumber (empty to quit): ") {

@@ -1,8 +1,10 @@
 //! Syntax colours for code, line by line as it streams, from Sublime Text grammars (`syntect`,
 //! with its pure-Rust regex engine). The grammars are loaded off the start-up path: a
-//! background thread starts when the program does ([`Grammars::warm`]); a line that comes
-//! before they are ready is shown in one colour, and the block's state catches up once they
-//! are. Colours are the terminal's own 16 (they follow the user's theme, light or dark).
+//! background thread starts at the first prompt when colours are drawn ([`Grammars::warm`]);
+//! code that comes while they are still loading waits for them (once, at most three
+//! seconds), a block started before anyone asked for them is shown in one colour, and the
+//! block's state catches up once they are there. Colours are the terminal's own 16 (they
+//! follow the user's theme, light or dark).
 
 use std::sync::{Arc, OnceLock};
 
@@ -68,6 +70,9 @@ impl Grammars {
             .name("oi-grammars".into())
             .spawn(move || {
                 let _ = set.set(Loaded::load());
+                if let Some(loaded) = set.get() {
+                    warm_up(&loaded.syntaxes);
+                }
             });
         if spawned.is_err() {
             let _ = self.set.set(Loaded::load());
@@ -80,9 +85,10 @@ impl Grammars {
         let _ = self.set.get_or_init(Loaded::load);
     }
 
-    /// The grammars: at once when loaded; when they are loading, after at most a second
-    /// (this happens once, on the first code shown right after start-up); `None` when
-    /// nobody started them.
+    /// The grammars: at once when loaded; when they are loading, after at most three
+    /// seconds (this happens once, on the first code shown right after start-up, and only
+    /// takes long on a debug build or a machine under heavy load: loading takes tens of
+    /// milliseconds in a release build); `None` when nobody started them.
     fn ready(&self) -> Option<&Loaded> {
         if let Some(loaded) = self.set.get() {
             return Some(loaded);
@@ -90,7 +96,7 @@ impl Grammars {
         if !self.started.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
         while std::time::Instant::now() < deadline {
             if let Some(loaded) = self.set.get() {
                 return Some(loaded);
@@ -124,6 +130,28 @@ impl Loaded {
             }
         }
         NORMAL
+    }
+}
+
+/// Compiles the patterns of the languages models write most (they compile on first use: about
+/// 20 ms for Python's in a release build), in the loading thread once the grammars are
+/// shared, so the first line of code drawn rarely has to.
+fn warm_up(syntaxes: &SyntaxSet) {
+    let samples = [
+        (
+            "py",
+            "import os\ndef f(x):\n    return f'{x!r}' + \"s\" # c\n",
+        ),
+        ("bash", "for f in *.txt; do echo \"$f\" | wc -l; done # c\n"),
+    ];
+    for (token, sample) in samples {
+        let Some(syntax) = syntaxes.find_syntax_by_token(token) else {
+            continue;
+        };
+        let mut state = ParseState::new(syntax);
+        for line in sample.lines() {
+            let _ = state.parse_line(line, syntaxes);
+        }
     }
 }
 

@@ -7,13 +7,18 @@ mod args;
 mod conversations;
 mod display;
 mod doc;
+mod errors;
+mod first_contact;
 mod highlight;
 mod images;
 mod input;
 mod magic;
 mod markdown;
+mod md_table;
 mod message_lines;
 mod output_panel;
+mod output_tone;
+mod picker;
 mod render;
 mod repl;
 mod replay;
@@ -94,7 +99,16 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         println!("Profile reset: {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let settings = app::settings_from(&args)?;
+    let mut settings = app::settings_from(&args)?;
+    if let Some(problem) = settings
+        .llm
+        .api_base
+        .as_deref()
+        .and_then(errors::missing_scheme)
+    {
+        eprintln!("oi: {problem}");
+        return Ok(ExitCode::from(2));
+    }
     oi_config::logging::init(settings.verbose, settings.debug);
     if args.server {
         let mut config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
@@ -102,9 +116,13 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
         return Ok(ExitCode::SUCCESS);
     }
+    let env = oi_llm::Env::from_process();
+    let session = !args.stdin && args.message().is_none() && !args.conversations;
+    if session && first_contact::needs_openai_key(&settings, &env) {
+        first_contact_with(&mut settings, &args)?;
+    }
     // An Ollama model that is not pulled yet is pulled once the user agrees (spec e.7).
     let ask = |question: &str| !args.stdin && ask_yes_no(question);
-    let env = oi_llm::Env::from_process();
     let mut err = std::io::stderr();
     let pulled =
         oi_llm::pull::offer_ollama_pull(&settings.llm, &env, settings.auto_run, ask, &mut err);
@@ -128,6 +146,26 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     result
 }
 
+/// Says how to go on without a key and, on a terminal, asks for one.
+fn first_contact_with(settings: &mut oi_core::Settings, args: &args::Args) -> anyhow::Result<()> {
+    let style = doc::Style::choose(settings.plain_text_display, &highlight::Grammars::new());
+    print!(
+        "{}",
+        style.markdown(&first_contact::ways(&settings.llm.model))
+    );
+    println!();
+    if !std::io::stdin().is_terminal() {
+        return Ok(());
+    }
+    let profile = (args.settings.profile_name() == "default.yaml")
+        .then(oi_config::profiles::profiles_dir)
+        .flatten()
+        .map(|dir| dir.join("default.yaml"));
+    let said = first_contact::ask_for_key(settings, profile.as_deref())?;
+    println!("{}\n", style.markdown(&said).trim_end());
+    Ok(())
+}
+
 /// Asks `question` on stderr and reads a line from stdin: whether the answer is yes.
 fn ask_yes_no(question: &str) -> bool {
     eprint!("{question}");
@@ -149,7 +187,10 @@ async fn one_shot(
     } else {
         args.message().unwrap_or_default()
     };
-    ui.grammars.warm();
+    if ui.style.colour() {
+        // Colours are drawn: load the grammars in the background (not in plain mode).
+        ui.grammars.warm();
+    }
     let settings = interpreter.settings();
     let mut renderer = turn::Renderer::choose(
         settings.plain_text_display,
@@ -187,8 +228,7 @@ async fn resume(
     let settings = interpreter.settings();
     if ui.style.colour() {
         ui.grammars.warm();
-        let mut renderer =
-            turn::Renderer::choose(false, settings.highlight_active_line, &ui.grammars);
+        let mut renderer = turn::Renderer::for_replay(settings.highlight_active_line, &ui.grammars);
         print!("{}", replay::show(&messages, &mut renderer));
     } else {
         println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));

@@ -4,46 +4,13 @@
 //! prefix. [`lines`] turns a document into [`Line`]s; [`rows`] wraps them; [`render`]
 //! does both and writes the text with escapes, or plain.
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 use crate::highlight::{CodeColours, Grammars};
 use crate::style::{
     ACCENT, BOLD, INLINE_CODE, LABEL, LINK, MUTED, NORMAL, Sgr, Span, TITLE, spans_width,
 };
-use crate::wrap::{Break, wrap};
-
-/// One logical line: its body, the prefix of its first row and of the rows it wraps onto.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
-    /// The prefix of the first row (indent, list marker, quote bar, frame).
-    pub first: Vec<Span>,
-    /// The prefix of the following rows.
-    pub rest: Vec<Span>,
-    /// The text.
-    pub body: Vec<Span>,
-    /// Where it may break.
-    pub brk: Break,
-}
-
-impl Line {
-    /// A line whose rows all start with `prefix`.
-    pub fn new(prefix: Vec<Span>, body: Vec<Span>, brk: Break) -> Self {
-        Line {
-            first: prefix.clone(),
-            rest: prefix,
-            body,
-            brk,
-        }
-    }
-}
-
-/// The rows of `lines` on a terminal `cols` wide.
-pub fn rows(lines: &[Line], cols: usize) -> Vec<Vec<Span>> {
-    lines
-        .iter()
-        .flat_map(|line| wrap(&line.body, cols, &line.first, &line.rest, line.brk))
-        .collect()
-}
+use crate::wrap::{Break, Line, rows};
 
 /// `text` as rows of a terminal `cols` wide under `indent`, written with escapes (`colour`)
 /// or plain, each row ending in a newline. Each line of a paragraph starts a row (oi's own
@@ -112,14 +79,6 @@ impl Inline {
     }
 }
 
-/// A table being read.
-#[derive(Debug, Default)]
-struct Table {
-    alignments: Vec<Alignment>,
-    rows: Vec<Vec<Vec<Span>>>,
-    header_rows: usize,
-}
-
 struct Walker<'g> {
     indent: String,
     cols: usize,
@@ -130,7 +89,7 @@ struct Walker<'g> {
     text: Vec<Span>,
     links: Vec<String>,
     code: Option<(String, String)>,
-    table: Option<Table>,
+    table: Option<crate::md_table::Table>,
     blank_before_next: bool,
     /// A line break inside a paragraph starts a new row.
     hard_breaks: bool,
@@ -247,7 +206,7 @@ impl<'g> Walker<'g> {
 
     fn event(&mut self, event: Event<'_>) {
         if let Some(table) = self.table.as_mut() {
-            if table_event(table, &event, &mut self.inline, &mut self.text) {
+            if crate::md_table::event(table, &event, &mut self.inline.bold, &mut self.text) {
                 return;
             }
         }
@@ -333,10 +292,7 @@ impl<'g> Walker<'g> {
             Tag::Table(alignments) => {
                 self.flush_text();
                 self.start_block();
-                self.table = Some(Table {
-                    alignments,
-                    ..Table::default()
-                });
+                self.table = Some(crate::md_table::Table::new(alignments));
             }
             Tag::Emphasis => self.inline.italic += 1,
             Tag::Strong => self.inline.bold += 1,
@@ -449,90 +405,12 @@ impl<'g> Walker<'g> {
         self.out.push(Line::new(foot, Vec::new(), Break::Anywhere));
     }
 
-    fn table_lines(&mut self, table: &Table) {
+    fn table_lines(&mut self, table: &crate::md_table::Table) {
         let (first, _) = self.prefixes();
         let available = self.cols.saturating_sub(spans_width(&first));
-        let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let mut widths = vec![0usize; columns];
-        for row in &table.rows {
-            for (i, cell) in row.iter().enumerate() {
-                widths[i] = widths[i].max(spans_width(cell));
-            }
-        }
-        let total: usize = widths.iter().sum::<usize>() + columns.saturating_sub(1) * 3;
-        if total > available {
-            // Too wide to align: one line per row, cells separated by bars, wrapped.
-            for row in &table.rows {
-                let mut body = Vec::new();
-                for (i, cell) in row.iter().enumerate() {
-                    if i > 0 {
-                        body.push(Span::new(MUTED, " │ "));
-                    }
-                    body.extend(cell.iter().cloned());
-                }
-                self.out.push(Line::new(first.clone(), body, Break::Words));
-            }
-            return;
-        }
-        for (r, row) in table.rows.iter().enumerate() {
-            let mut body = Vec::new();
-            for (i, width) in widths.iter().enumerate() {
-                if i > 0 {
-                    body.push(Span::new(MUTED, " │ "));
-                }
-                let cell = row.get(i).cloned().unwrap_or_default();
-                let pad = width.saturating_sub(spans_width(&cell));
-                let (left, right) = match table.alignments.get(i) {
-                    Some(Alignment::Right) => (pad, 0),
-                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                    _ => (0, pad),
-                };
-                body.push(Span::plain(" ".repeat(left)));
-                body.extend(cell);
-                if i + 1 < widths.len() {
-                    body.push(Span::plain(" ".repeat(right)));
-                }
-            }
-            self.out
-                .push(Line::new(first.clone(), body, Break::Anywhere));
-            if r + 1 == table.header_rows {
-                let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-                self.out.push(Line::new(
-                    first.clone(),
-                    vec![Span::new(MUTED, rule.join("─┼─"))],
-                    Break::Anywhere,
-                ));
-            }
-        }
+        self.out
+            .extend(crate::md_table::lines(table, &first, available));
     }
-}
-
-/// Handles an event inside a table; whether it was one of the table's own.
-fn table_event(
-    table: &mut Table,
-    event: &Event<'_>,
-    inline: &mut Inline,
-    text: &mut Vec<Span>,
-) -> bool {
-    match event {
-        Event::Start(Tag::TableHead) => {
-            table.rows.push(Vec::new());
-            inline.bold += 1;
-            table.header_rows = 1;
-        }
-        Event::End(TagEnd::TableHead) => inline.bold = inline.bold.saturating_sub(1),
-        Event::Start(Tag::TableRow) => table.rows.push(Vec::new()),
-        Event::Start(Tag::TableCell) => text.clear(),
-        Event::End(TagEnd::TableCell) => {
-            let cell = std::mem::take(text);
-            if let Some(row) = table.rows.last_mut() {
-                row.push(cell);
-            }
-        }
-        Event::End(TagEnd::TableRow) => {}
-        _ => return false,
-    }
-    true
 }
 
 #[cfg(test)]

@@ -4,10 +4,11 @@
 //! drawn again, aligned, as each row comes).
 
 use crate::highlight::{CodeColours, Grammars};
-use crate::markdown::{self, Line};
+use crate::markdown;
 use crate::sanitize::show_code;
 use crate::style::{LABEL, MUTED, Span};
 use crate::wrap::Break;
+use crate::wrap::Line;
 
 /// An open fenced code block.
 struct Fence {
@@ -130,7 +131,7 @@ mod tests {
             if styled.table {
                 out.clear();
             }
-            for row in markdown::rows(&styled.lines, cols) {
+            for row in crate::wrap::rows(&styled.lines, cols) {
                 out.push(text_of(&row));
             }
         }

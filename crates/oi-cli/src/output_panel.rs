@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::activity::elapsed_text;
+use crate::output_tone::{Tone, Tones};
 use crate::screen::Screen;
-use crate::style::{ERROR, ERROR_BOLD, LABEL, MUTED, NORMAL, Sgr, Span, width};
+use crate::style::{LABEL, MUTED, Span, width};
 use crate::wrap::{Break, wrap};
 
 /// Rows of output shown before the rest is cut.
@@ -22,24 +23,6 @@ pub const TAIL_LINES: usize = 25;
 const CLEAR_LINE: &str = "\r\x1b[2K";
 /// The longest line kept for the tail, in characters.
 const LONGEST_TAIL_LINE: usize = 2000;
-
-/// How a line of output reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tone {
-    Normal,
-    Error,
-    ErrorName,
-}
-
-impl Tone {
-    fn style(self) -> Sgr {
-        match self {
-            Tone::Normal => NORMAL,
-            Tone::Error => ERROR,
-            Tone::ErrorName => ERROR_BOLD,
-        }
-    }
-}
 
 /// Output after the head: counted, saved to a file, its last lines kept.
 struct Cut {
@@ -60,11 +43,14 @@ pub struct OutputPanel {
     line: String,
     /// The tone the current line is drawn in.
     tone: Tone,
-    traceback: bool,
+    /// Reads which lines are errors.
+    tones: Tones,
     /// What was shown, kept to write the whole output once it is cut.
     shown: String,
     cut: Option<Cut>,
     dir: PathBuf,
+    /// The foot says how long the run took.
+    timed: bool,
 }
 
 impl OutputPanel {
@@ -77,11 +63,18 @@ impl OutputPanel {
             rows_shown: 0,
             line: String::new(),
             tone: Tone::Normal,
-            traceback: false,
+            tones: Tones::default(),
             shown: String::new(),
             cut: None,
             dir: dir.to_owned(),
+            timed: true,
         }
+    }
+
+    /// A panel whose foot gives no time (a run shown again from a saved conversation).
+    pub fn untimed(mut self) -> Self {
+        self.timed = false;
+        self
     }
 
     /// Output lines left out so far.
@@ -152,11 +145,7 @@ impl OutputPanel {
         self.shown.push_str(text);
         let mut out = String::new();
         if self.line.is_empty() && screen.at_line_start() {
-            self.tone = if self.traceback {
-                Tone::Error
-            } else {
-                Tone::Normal
-            };
+            self.tone = self.tones.next_line();
             out.push_str(&screen.write(&self.gutter()));
         }
         self.line.push_str(text);
@@ -232,21 +221,9 @@ impl OutputPanel {
         });
     }
 
-    /// How `line` reads: a traceback and the error it ends with, shell errors.
+    /// How `line` reads (and the traceback state it leaves).
     fn classify(&mut self, line: &str) -> Tone {
-        let trimmed = line.trim();
-        if trimmed.starts_with("Traceback (most recent call last)") {
-            self.traceback = true;
-            return Tone::Error;
-        }
-        if names_an_error(trimmed) {
-            self.traceback = false;
-            return Tone::ErrorName;
-        }
-        if self.traceback || reads_as_error(trimmed) {
-            return Tone::Error;
-        }
-        Tone::Normal
+        self.tones.classify(line)
     }
 
     /// The run ended: the rest of a cut output, then the panel's foot.
@@ -255,12 +232,17 @@ impl OutputPanel {
         if !self.line.is_empty() {
             out.push_str(&self.complete_line(screen));
         }
-        let elapsed = elapsed_text(self.started.elapsed());
+        let elapsed = if self.timed {
+            format!(" {}", elapsed_text(self.started.elapsed()))
+        } else {
+            String::new()
+        };
         if !self.open {
             out.push_str(&screen.fresh_line());
+            let dot = if self.timed { " ·" } else { "" };
             out.push_str(&screen.rows(&[vec![
                 Span::plain(self.indent),
-                Span::new(MUTED, format!("╰─ no output · {elapsed}")),
+                Span::new(MUTED, format!("╰─ no output{dot}{elapsed}")),
             ]]));
             return out;
         }
@@ -270,7 +252,7 @@ impl OutputPanel {
         }
         out.push_str(&screen.rows(&[vec![
             Span::plain(self.indent),
-            Span::new(MUTED, format!("╰─ {elapsed}")),
+            Span::new(MUTED, format!("╰─{elapsed}")),
         ]]));
         out
     }
@@ -365,32 +347,6 @@ fn size_text(bytes: u64) -> String {
     }
 }
 
-/// `NameError: name 'x' is not defined`, `KeyboardInterrupt`: the line a traceback ends with.
-fn names_an_error(line: &str) -> bool {
-    let name = line.split(':').next().unwrap_or("");
-    let name = name.rsplit('.').next().unwrap_or(name);
-    let is_identifier = !name.is_empty()
-        && !name.contains(char::is_whitespace)
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    is_identifier
-        && ["Error", "Exception", "Interrupt", "Exit"]
-            .iter()
-            .any(|end| name.ends_with(end))
-}
-
-/// Lines shells and tools print for failures.
-fn reads_as_error(line: &str) -> bool {
-    const STARTS: [&str; 5] = ["Error:", "error:", "ERROR:", "fatal:", "Uncaught "];
-    const HOLDS: [&str; 5] = [
-        ": command not found",
-        ": No such file or directory",
-        ": Permission denied",
-        ": not found",
-        "Segmentation fault",
-    ];
-    STARTS.iter().any(|s| line.starts_with(s)) || HOLDS.iter().any(|h| line.contains(h))
-}
-
 /// A frame row: `indent`, the corner, a label, and a rule to the frame's width.
 pub fn frame(indent: &str, corner: &str, label: &str, cols: usize) -> Vec<Span> {
     let frame_width = cols.min(100).saturating_sub(1);
@@ -409,19 +365,6 @@ pub fn frame(indent: &str, corner: &str, label: &str, cols: usize) -> Vec<Span> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn errors_are_recognised() {
-        assert!(names_an_error("NameError: name 'x' is not defined"));
-        assert!(names_an_error("KeyboardInterrupt"));
-        assert!(names_an_error(
-            "json.decoder.JSONDecodeError: Expecting value"
-        ));
-        assert!(!names_an_error("Result: 42"));
-        assert!(!names_an_error("An Error: happened"));
-        assert!(reads_as_error("bash: line 1: nope: command not found"));
-        assert!(!reads_as_error("all good"));
-    }
 
     #[test]
     fn long_output_keeps_its_head_and_tail_and_saves_the_rest() {

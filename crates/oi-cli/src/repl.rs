@@ -68,7 +68,10 @@ pub async fn run(
         writeln!(out)?;
         out.flush()?;
     }
-    ui.grammars.warm();
+    if ui.style.colour() {
+        // Colours are drawn: load the grammars in the background (not in plain mode).
+        ui.grammars.warm();
+    }
     let mut interrupts = Interrupts::install()?;
     loop {
         let message = match read_message(source, settings.multi_line) {

@@ -52,6 +52,8 @@ pub struct TtyRenderer {
     output: Sanitizer,
     /// Where cut output is saved.
     output_dir: PathBuf,
+    /// Runs are timed (not when a saved conversation is shown again).
+    timed: bool,
     /// Blocks get a blank line before them (not right after the previous block's panel).
     drawn: bool,
 }
@@ -69,7 +71,19 @@ impl TtyRenderer {
             output: Sanitizer::new(Carriage::ClearLine),
             output_dir: crate::display::output_dir(),
             drawn: true,
+            timed: true,
         }
+    }
+
+    /// Shows a saved conversation: its runs get no times.
+    pub fn untimed(mut self) -> Self {
+        self.timed = false;
+        self
+    }
+
+    fn panel(&self) -> OutputPanel {
+        let panel = OutputPanel::new(INDENT, &self.output_dir);
+        if self.timed { panel } else { panel.untimed() }
     }
 
     /// The terminal was resized.
@@ -137,7 +151,7 @@ impl TtyRenderer {
     pub fn note(&mut self, markdown_text: &str) -> String {
         let mut out = self.screen.fresh_line();
         let lines = markdown::lines(markdown_text, INDENT, self.screen.cols(), &self.grammars);
-        let rows: Vec<Vec<Span>> = markdown::rows(&lines, self.screen.cols())
+        let rows: Vec<Vec<Span>> = crate::wrap::rows(&lines, self.screen.cols())
             .into_iter()
             .map(|row| {
                 row.into_iter()
@@ -277,7 +291,7 @@ impl TtyRenderer {
             return String::new();
         }
         let styled = lines.line(&line, INDENT, cols, &self.grammars);
-        let rows = markdown::rows(&styled.lines, cols);
+        let rows = crate::wrap::rows(&styled.lines, cols);
         let (out, _) = self.screen.replace(&rows, styled.table);
         out
     }
@@ -300,7 +314,7 @@ impl TtyRenderer {
             out.push_str(&self.screen.fresh_line());
             out.push_str(&self.screen.rows(&[self.foot()]));
             // The code runs next (or is asked about first: see `approved`/`declined`).
-            self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+            self.block = Block::Output(self.panel());
             return out;
         }
         if !matches!(self.block, Block::Code { .. }) {
@@ -353,7 +367,7 @@ impl TtyRenderer {
             if !matches!(self.block, Block::Output(_)) {
                 let mut out = self.screen.fresh_line();
                 out.push_str(&self.close_run());
-                self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+                self.block = Block::Output(self.panel());
                 return out;
             }
             return String::new();
@@ -376,7 +390,7 @@ impl TtyRenderer {
                 let mut out = String::new();
                 if !matches!(self.block, Block::Output(_)) {
                     out.push_str(&self.finish_turn());
-                    self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+                    self.block = Block::Output(self.panel());
                 }
                 if let Block::Output(panel) = &mut self.block {
                     out.push_str(&panel.push(&text, &mut self.screen));
@@ -389,7 +403,7 @@ impl TtyRenderer {
 
     /// The code was approved: its run starts now.
     pub fn approved(&mut self) {
-        self.block = Block::Output(OutputPanel::new(INDENT, &self.output_dir));
+        self.block = Block::Output(self.panel());
     }
 
     /// The code was declined: it does not run.

@@ -47,6 +47,13 @@ impl Renderer {
         }
     }
 
+    /// Colour for showing a saved conversation again on a terminal (runs are not timed).
+    pub fn for_replay(highlight_active_line: bool, grammars: &Grammars) -> Self {
+        Renderer::Tty(Box::new(
+            TtyRenderer::new(highlight_active_line, grammars, Size::now()).untimed(),
+        ))
+    }
+
     /// The text to print for `chunk`.
     pub fn render(&mut self, chunk: &Chunk) -> String {
         match self {
@@ -284,7 +291,7 @@ pub async fn run(
             }
             TurnEvent::Error(error) => {
                 write_now(&mut out, &renderer.finish_turn())?;
-                return Err(anyhow::anyhow!(clean(&error.to_string())));
+                return Err(anyhow::anyhow!(clean(&crate::errors::one_sentence(&error))));
             }
             TurnEvent::Complete => continue,
         };
@@ -341,8 +348,9 @@ fn stopped(renderer: &mut Renderer, activity: &Activity, out: &mut dyn Write) ->
 /// Prints an error of the turn on standard error (in red on a terminal).
 pub fn report_error(error: &anyhow::Error) {
     let text = clean(&format!("{error:#}"));
-    if std::io::stderr().is_terminal() {
-        eprintln!("\x1b[31moi: error: {text}\x1b[0m");
+    if std::io::stderr().is_terminal() && std::io::stdout().is_terminal() {
+        let wrapped = crate::doc::wrapped(&format!("oi: error: {text}"), "");
+        eprintln!("\x1b[31m{wrapped}\x1b[0m");
     } else {
         eprintln!("oi: error: {text}");
     }

@@ -14,6 +14,39 @@ pub enum Break {
     Anywhere,
 }
 
+/// One logical line: its body, the prefix of its first row and of the rows it wraps onto.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The prefix of the first row (indent, list marker, quote bar, frame).
+    pub first: Vec<Span>,
+    /// The prefix of the following rows.
+    pub rest: Vec<Span>,
+    /// The text.
+    pub body: Vec<Span>,
+    /// Where it may break.
+    pub brk: Break,
+}
+
+impl Line {
+    /// A line whose rows all start with `prefix`.
+    pub fn new(prefix: Vec<Span>, body: Vec<Span>, brk: Break) -> Self {
+        Line {
+            first: prefix.clone(),
+            rest: prefix,
+            body,
+            brk,
+        }
+    }
+}
+
+/// The rows of `lines` on a terminal `cols` wide.
+pub fn rows(lines: &[Line], cols: usize) -> Vec<Vec<Span>> {
+    lines
+        .iter()
+        .flat_map(|line| wrap(&line.body, cols, &line.first, &line.rest, line.brk))
+        .collect()
+}
+
 /// The rows of `line` on a terminal `cols` wide: the first row starts with `first`, the
 /// others with `rest`. An empty line is one row holding the prefix.
 pub fn wrap(

@@ -137,7 +137,7 @@ fn silent_code_shows_a_spinner_its_running_line_and_the_elapsed_time() {
     for cols in WIDTHS {
         let s = setup();
         let server = s.server(vec![
-            Reply::tool_call("python", "import time\ntime.sleep(1.5)\nprint('woke up')"),
+            Reply::tool_call("python", "import time\ntime.sleep(2.5)\nprint('woke up')"),
             Reply::text("Slept."),
         ]);
         let Some(mut term) = s.oi(&server, &[], cols) else {
@@ -146,7 +146,7 @@ fn silent_code_shows_a_spinner_its_running_line_and_the_elapsed_time() {
         term.line("take a nap");
         term.wait_for("Would you like to run this code? (y/n)", WAIT);
         term.line("y");
-        let screen = term.wait_for("Running python · line 2: time.sleep(1.5)", WAIT);
+        let screen = term.wait_for("Running python · line 2: time.sleep(2.5)", WAIT);
         let rows = term.rows();
         let status = row_with(&rows, "Running python").unwrap();
         assert!(
@@ -175,7 +175,7 @@ fn silent_code_shows_a_spinner_its_running_line_and_the_elapsed_time() {
 fn a_silent_shell_command_shows_it_is_running() {
     let s = setup();
     let server = s.server(vec![
-        Reply::tool_call("shell", "sleep 1.5"),
+        Reply::tool_call("shell", "sleep 2.5"),
         Reply::text("Done."),
     ]);
     let Some(mut term) = s.oi(&server, &["-y"], 80) else {
@@ -270,7 +270,7 @@ fn long_lines_are_styled_and_wrapped_at_the_terminals_real_width() {
 fn the_width_follows_a_resize() {
     let s = setup();
     let server = s.server(vec![
-        Reply::text(LONG_PROSE).ending(Ending::StallAfter(0, Duration::from_millis(1500))),
+        Reply::text(LONG_PROSE).ending(Ending::StallAfter(0, Duration::from_secs(3))),
     ]);
     let Some(mut term) = s.oi(&server, &[], 120) else {
         return;
@@ -372,8 +372,8 @@ fn a_resumed_conversation_is_drawn_like_a_live_one() {
         ) else {
             return;
         };
-        term.wait_for("Number (empty to quit)", WAIT);
-        term.line("1");
+        term.wait_for("Enter to open", WAIT);
+        term.send("\r");
         let screen = term.wait_for("The answer is 42.", WAIT);
         assert!(
             !screen.contains("## ") && !screen.contains("```") && !screen.contains("**"),
@@ -588,4 +588,154 @@ fn snapshot_of_help() {
     term.wait_for("Show this message.", WAIT);
     term.settle(Duration::from_millis(200), WAIT);
     insta::assert_snapshot!("help_60", s.redact(&term.screen_formatted()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// First contact: no key and no configured model
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn without_a_key_oi_says_the_ways_on_and_keeps_a_pasted_key_only_if_asked() {
+    let s = setup();
+    let profile = s
+        .home
+        .path()
+        .join(".config/open-interpreter/profiles/default.yaml");
+    let Some(mut term) = Term::spawn(s.command(&[]), 80, ROWS) else {
+        return;
+    };
+    let screen = term.wait_for("OpenAI API key (not shown as you type", WAIT);
+    for way in [
+        "OPENAI_API_KEY",
+        "oi --local",
+        "oi --api_base http://127.0.0.1:8080/v1",
+    ] {
+        assert!(screen.contains(way), "{way} missing:\n{screen}");
+    }
+    assert!(!screen.contains("**") && !screen.contains('`'), "{screen}");
+    assert!(!screen.contains("\n>"), "the prompt came first:\n{screen}");
+    term.line("sk-test-secret-123");
+    term.wait_for("so oi finds it next time", WAIT);
+    assert!(
+        !term.screen().contains("sk-test-secret-123"),
+        "the key was echoed"
+    );
+    term.line("y");
+    term.wait_prompt(WAIT);
+    let text = std::fs::read_to_string(&profile).unwrap();
+    assert!(text.contains("api_key: \"sk-test-secret-123\""), "{text}");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&profile.metadata().unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    term.send("\x04");
+    assert_eq!(term.exit(WAIT), Some(0));
+    // Next time the key is found: no question.
+    let Some(mut term) = Term::spawn(s.command(&[]), 80, ROWS) else {
+        return;
+    };
+    let screen = term.wait_prompt(WAIT);
+    assert!(!screen.contains("No OpenAI API key"), "{screen}");
+    term.send("\x04");
+    assert_eq!(term.exit(WAIT), Some(0));
+}
+
+#[test]
+fn an_unreachable_api_base_is_one_sentence_and_a_missing_scheme_is_named() {
+    let s = setup();
+    let out = s
+        .command(&["--api_base", "127.0.0.1:9/v1", "--api_key", "k", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("add http:// (or https://), e.g. --api_base http://127.0.0.1:9/v1"),
+        "{stderr}"
+    );
+    let out = s
+        .command(&[
+            "--api_base",
+            "http://127.0.0.1:9/v1",
+            "--api_key",
+            "k",
+            "-y",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "oi: error: could not reach the model server at http://127.0.0.1:9/v1: the connection was refused (nothing listens there); start the model server, or point --api_base at one that runs."
+    );
+}
+
+#[test]
+fn conversations_are_listed_newest_first_and_picked_with_the_arrow_keys() {
+    let s = setup();
+    let dir = s.home.path().join(".config/open-interpreter/conversations");
+    std::fs::create_dir_all(&dir).unwrap();
+    let older = dir.join("Older_talk__July_28_2025_10-00-00.json");
+    let newer = dir.join("Newer_talk__July_29_2025_10-00-00.json");
+    let talk = |text: &str| {
+        serde_json::json!([
+            {"role": "user", "type": "message", "content": "hello"},
+            {"role": "assistant", "type": "message", "content": text}
+        ])
+        .to_string()
+    };
+    std::fs::write(&older, talk("From the older talk.")).unwrap();
+    // A file name can carry escapes (a title-setting OSC): it is shown without them.
+    let hostile = dir.join("Evil\x1b]0;PWNED-TITLE\x07talk__July_27_2025_10-00-00.json");
+    std::fs::write(&hostile, talk("hostile")).unwrap();
+    std::fs::write(&newer, talk("From the newer talk.")).unwrap();
+    let past = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for (file, age) in [(&older, 1), (&hostile, 2)] {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(past - Duration::from_secs(age))
+            .unwrap();
+    }
+    let server = s.server(vec![]);
+    let Some(mut term) = Term::spawn(
+        s.command(&[
+            "--api_base",
+            &server.base_url(),
+            "--api_key",
+            "k",
+            "--conversations",
+        ]),
+        80,
+        ROWS,
+    ) else {
+        return;
+    };
+    let screen = term.wait_for("Enter to open", WAIT);
+    let newer_at = screen.find("Newer talk...").unwrap();
+    let older_at = screen.find("Older talk...").unwrap();
+    assert!(newer_at < older_at, "not newest first:\n{screen}");
+    assert!(
+        screen.contains("Eviltalk...") && !screen.contains("PWNED"),
+        "{screen}"
+    );
+    let raw = term.raw();
+    assert!(
+        !raw.windows(4).any(|w| w == b"\x1b]0;"),
+        "an escape from a file name reached the terminal"
+    );
+    assert!(
+        term.rows()
+            .iter()
+            .any(|r| r.contains("❯") && r.contains("Newer talk"))
+    );
+    term.send("\x1b[B");
+    term.wait_for("❯   2. Older talk", WAIT);
+    term.send("\r");
+    let screen = term.wait_for("From the older talk.", WAIT);
+    assert!(!screen.contains("From the newer talk."), "{screen}");
+    term.wait_prompt(WAIT);
+    term.send("\x04");
+    assert_eq!(term.exit(WAIT), Some(0));
 }

@@ -12,12 +12,13 @@
 //!   The hard limit is one second above the soft one so the code cannot raise it; raising it
 //!   per run from the parent would need `CAP_SYS_RESOURCE`, which oi does not have as a
 //!   normal user (nor as root on some machines).
-//! - Processes: a watchdog counts the processes in the session's process group every 50 ms
-//!   and kills the group past the limit (this also holds for root, whom the kernel exempts
-//!   from `RLIMIT_NPROC`, and counts processes, not threads). For other users `RLIMIT_NPROC`
-//!   is set as a backstop a fork bomb cannot outrun: it counts every task (thread) of the
-//!   real uid, so it is set to the uid's tasks at session start plus four times the limit
-//!   plus 64 (interpreters' own threads).
+//! - Processes: a watchdog counts the live processes of the session's unit (its cgroup, else
+//!   its PID namespace, else its process group) every 50 ms and kills the unit past the
+//!   limit (this also holds for root, whom the kernel exempts from `RLIMIT_NPROC`, and
+//!   counts processes, not threads). For other users `RLIMIT_NPROC` is set as a backstop a
+//!   fork bomb cannot outrun: it counts every task (thread) of the real uid, so it is set to
+//!   the uid's tasks at session start plus four times the limit plus 64 (interpreters' own
+//!   threads).
 
 pub use oi_core::settings::computer::ResourceLimits;
 

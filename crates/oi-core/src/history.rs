@@ -49,20 +49,27 @@ pub fn conversation_filename(messages: &[Message], now: chrono::DateTime<chrono:
 
 /// Writes `messages` as a JSON list to `dir/filename`, atomically.
 pub fn save(dir: &Path, filename: &str, messages: &[Message]) -> Result<PathBuf, HistoryError> {
+    let json = serde_json::to_vec(messages).map_err(|e| HistoryError::Invalid {
+        path: dir.join(filename),
+        reason: e.to_string(),
+    })?;
+    save_json(dir, filename, &json)
+}
+
+/// Writes a conversation already written as a JSON list (`json`) to `dir/filename`,
+/// atomically (so a caller can write the list while it holds the conversation, without
+/// copying it).
+pub fn save_json(dir: &Path, filename: &str, json: &[u8]) -> Result<PathBuf, HistoryError> {
     std::fs::create_dir_all(dir).map_err(|source| HistoryError::Io {
         action: "create",
         path: dir.to_owned(),
         source,
     })?;
     let path = dir.join(filename);
-    let json = serde_json::to_vec(messages).map_err(|e| HistoryError::Invalid {
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
     let tmp = dir.join(format!(".{filename}.{}.tmp", std::process::id()));
     let write = || -> std::io::Result<()> {
         let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(&json)?;
+        file.write_all(json)?;
         file.sync_all()?;
         std::fs::rename(&tmp, &path)
     };

@@ -257,20 +257,31 @@ fn save_history(ctx: &TurnContext) -> Result<(), TurnError> {
     let Some(dir) = ctx.settings.conversations_dir() else {
         return Ok(());
     };
-    let messages = ctx.shared.messages().clone();
-    if messages.is_empty() {
-        return Ok(());
-    }
-    let filename = {
-        let mut settings = ctx.shared.settings();
-        settings
-            .conversation_filename
-            .get_or_insert_with(|| {
-                crate::history::conversation_filename(&messages, chrono::Local::now())
-            })
-            .clone()
+    let named = ctx.shared.settings().conversation_filename.clone();
+    // The conversation is written out while it is held, not copied first (a copy per turn
+    // cost as much as writing it, in a long conversation).
+    let (json, name) = {
+        let messages = ctx.shared.messages();
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let name = named.unwrap_or_else(|| {
+            crate::history::conversation_filename(&messages, chrono::Local::now())
+        });
+        let json =
+            serde_json::to_vec(&*messages).map_err(|e| crate::history::HistoryError::Invalid {
+                path: dir.join(&name),
+                reason: e.to_string(),
+            })?;
+        (json, name)
     };
-    crate::history::save(&dir, &filename, &messages)?;
+    let filename = ctx
+        .shared
+        .settings()
+        .conversation_filename
+        .get_or_insert(name)
+        .clone();
+    crate::history::save_json(&dir, &filename, &json)?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ pub struct Env {
 /// The variables [`Env::from_process`] copies: every provider's key and base variables
 /// (see [`crate::providers`]), the local model's path and the reply limits. Names ending in
 /// `_API_KEY` are keys, which programs withhold from the code they run.
-pub const KNOWN_VARS: [&str; 57] = [
+pub const KNOWN_VARS: [&str; 58] = [
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OPENAI_API_BASE",
@@ -67,6 +67,7 @@ pub const KNOWN_VARS: [&str; 57] = [
     "HOSTED_VLLM_API_KEY",
     "HOSTED_VLLM_API_BASE",
     "OI_MODEL_PATH",
+    crate::local_model::CACHE_DIR_VAR,
     REPLY_BYTES_VAR,
     LINE_BYTES_VAR,
     BODY_BYTES_VAR,

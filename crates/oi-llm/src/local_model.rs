@@ -8,6 +8,10 @@
 //!   `cargo xtask fetch-model` downloads and verifies.
 //! - `local/PATH` runs any chat GGUF at `PATH` (e.g. `local//models/my.gguf` or `local/~/m.gguf`).
 //!
+//! The evaluated system prompt is kept between processes in `$OI_CACHE_DIR/prompt-state/`,
+//! else `<cache dir>/open-interpreter/prompt-state/` (`~/.cache/…` on Linux,
+//! `~/Library/Caches/…` on macOS); see [`prompt_cache_dir`].
+//!
 //! With `api_base` set, `local` is not embedded: the request goes to that OpenAI-compatible
 //! server, as Open Interpreter does.
 
@@ -16,6 +20,12 @@ use std::path::{Path, PathBuf};
 use oi_core::{LlmSettings, ModelError};
 
 use crate::env::Env;
+
+// Compiled in every build (the benchmark and tools use it); the file sits with the engine.
+#[path = "local/threads.rs"]
+mod threads;
+
+pub use threads::physical_cores;
 
 /// The model name that selects the embedded default model.
 pub const LOCAL_MODEL: &str = "local";
@@ -29,6 +39,10 @@ pub const DEFAULT_MODEL_SHA256: &str =
 
 /// The environment variable overriding where the default model file is.
 pub const MODEL_PATH_VAR: &str = "OI_MODEL_PATH";
+
+/// The environment variable overriding where oi keeps caches (the prompt-state files go in
+/// its `prompt-state` folder).
+pub const CACHE_DIR_VAR: &str = "OI_CACHE_DIR";
 
 /// The context window used for the embedded model when the settings give none (tokens).
 pub const DEFAULT_LOCAL_CONTEXT: u64 = 8192;
@@ -65,6 +79,16 @@ pub fn default_model_path(env: &Env) -> Option<PathBuf> {
             .join("models")
             .join(DEFAULT_MODEL_FILE)
     })
+}
+
+/// Where the embedded model keeps evaluated system prompts: `$OI_CACHE_DIR/prompt-state`,
+/// else `<cache dir>/open-interpreter/prompt-state`; `None` without a cache directory.
+pub fn prompt_cache_dir(env: &Env) -> Option<PathBuf> {
+    let root = match env.get(CACHE_DIR_VAR) {
+        Some(dir) => expand_home(dir),
+        None => dirs::cache_dir()?.join("open-interpreter"),
+    };
+    Some(root.join("prompt-state"))
 }
 
 /// The GGUF file `llm` asks for (see [`is_embedded`]).
@@ -143,6 +167,16 @@ mod tests {
         let default = default_model_path(&Env::empty()).unwrap();
         assert!(
             default.ends_with("open-interpreter/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+        );
+        let cache = Env::empty().with(CACHE_DIR_VAR, "/c");
+        assert_eq!(
+            prompt_cache_dir(&cache).unwrap(),
+            PathBuf::from("/c/prompt-state")
+        );
+        assert!(
+            prompt_cache_dir(&Env::empty())
+                .unwrap()
+                .ends_with("open-interpreter/prompt-state")
         );
     }
 

@@ -204,10 +204,14 @@ fn embedded(llm: &LlmSettings, env: &Env) -> Result<Arc<dyn LanguageModel>, Mode
         .context_window
         .unwrap_or(local_model::DEFAULT_LOCAL_CONTEXT)
         .clamp(512, 131_072);
-    let n_ctx = u32::try_from(n_ctx).unwrap_or(u32::MAX);
-    Ok(Arc::new(crate::local::LocalProvider::from_path(
-        path, n_ctx,
-    )?))
+    let config = crate::local::LocalConfig {
+        n_ctx: u32::try_from(n_ctx).unwrap_or(u32::MAX),
+        prompt_cache: local_model::prompt_cache_dir(env),
+        threads: None,
+    };
+    Ok(Arc::new(
+        crate::local::LocalProvider::from_path_with_config(path, config)?,
+    ))
 }
 
 /// Without the `local` feature the embedded model is not there: say how to get it.

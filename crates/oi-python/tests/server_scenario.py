@@ -79,7 +79,7 @@ def main():
         report["server_returncode"] = server.returncode
         report["server_stdout"] = server.stdout.read()
         report["server_stderr"] = server.stderr.read()
-        report["requests"] = model.requests()
+        report["requests"] = model.requests(1)
     print(json.dumps(report))
 
 

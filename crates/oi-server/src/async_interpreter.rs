@@ -148,6 +148,23 @@ impl AsyncInterpreter {
         self.inner.rx.lock().await.recv().await
     }
 
+    /// Waits for the next outgoing chunk, then takes the ones already waiting behind it, up to
+    /// `max` in all (to be written to the socket together); empty once the output is closed.
+    pub async fn next_batch(&self, max: usize) -> Vec<Outgoing> {
+        let mut rx = self.inner.rx.lock().await;
+        let Some(first) = rx.recv().await else {
+            return Vec::new();
+        };
+        let mut batch = vec![first];
+        while batch.len() < max {
+            match rx.try_recv() {
+                Ok(out) => batch.push(out),
+                Err(_) => break,
+            }
+        }
+        batch
+    }
+
     /// Puts `chunk` on the output (e.g. a server error about a malformed frame).
     pub fn emit(&self, chunk: Chunk) {
         self.emit_out(Outgoing::plain(chunk));

@@ -7,6 +7,11 @@
 //! that thread; pieces travel to the async stream over a channel, and dropping the stream
 //! closes the channel, which stops generation within one token.
 //!
+//! The context keeps what it evaluated of the last prompt, cut into batches the same way for
+//! every request ([`chunks`]), so a reply at temperature 0 depends on the request alone, and
+//! with [`LocalConfig::prompt_cache`] the evaluated system turn is kept on disk for the next
+//! process ([`prefix_cache`]). Each reply's figures go to `tracing` (`--verbose` shows them).
+//!
 //! ```no_run
 //! # fn demo() -> Result<(), oi_core::ModelError> {
 //! use oi_llm::local::{LocalModel, LocalProvider};
@@ -15,26 +20,59 @@
 //! # Ok(()) }
 //! ```
 
-mod engine;
+mod cache_key;
+mod chunks;
+mod hash;
+mod layout;
+mod model;
+mod prefix_cache;
 mod prompt;
+mod sampler;
+mod session;
+mod state_file;
+mod state_store;
 mod stats;
 mod utf8;
+mod worker;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use oi_core::{LanguageModel, LlmSettings, ModelError, ModelRequest, ModelStream};
 
-pub use engine::LocalModel;
+pub use crate::local_model::physical_cores;
+pub use model::LocalModel;
 pub use prompt::{ChatTurn, chat_turns};
 pub use stats::GenerationStats;
 
 use crate::local_model::{DEFAULT_LOCAL_MAX_TOKENS, check_model_file};
 use crate::text_mode::TextDecoder;
-use engine::{GenerateParams, Job, SharedStats, Source};
+use worker::{GenerateParams, Job, SharedStats, Source};
 
 /// Text pieces buffered between the generating thread and the stream.
 const CHANNEL: usize = 64;
+
+/// How a [`LocalProvider`] runs its model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalConfig {
+    /// The context in tokens (capped at the model's trained context).
+    pub n_ctx: u32,
+    /// The directory keeping evaluated system prompts between processes; `None`: not kept.
+    pub prompt_cache: Option<PathBuf>,
+    /// llama.cpp's threads; `None`: one per physical core ([`physical_cores`]).
+    pub threads: Option<usize>,
+}
+
+impl LocalConfig {
+    /// A context of `n_ctx` tokens, no prompt-state files, one thread per physical core.
+    pub fn new(n_ctx: u32) -> Self {
+        LocalConfig {
+            n_ctx,
+            prompt_cache: None,
+            threads: None,
+        }
+    }
+}
 
 /// A [`LanguageModel`] running a GGUF model in this process.
 pub struct LocalProvider {
@@ -55,22 +93,33 @@ impl LocalProvider {
     /// A provider for an already loaded model, with a context of `n_ctx` tokens (capped at
     /// the model's trained context).
     pub fn new(model: Arc<LocalModel>, n_ctx: u32) -> Result<Self, ModelError> {
-        Self::start(Source::Loaded(model), n_ctx)
+        Self::with_config(model, LocalConfig::new(n_ctx))
+    }
+
+    /// A provider for an already loaded model, run as `config` says.
+    pub fn with_config(model: Arc<LocalModel>, config: LocalConfig) -> Result<Self, ModelError> {
+        Self::start(Source::Loaded(model), config)
     }
 
     /// A provider for the GGUF at `path`, loaded on the first request (the file must exist).
     pub fn from_path(path: PathBuf, n_ctx: u32) -> Result<Self, ModelError> {
-        check_model_file(&path)?;
-        Self::start(Source::Path(path), n_ctx)
+        Self::from_path_with_config(path, LocalConfig::new(n_ctx))
     }
 
-    fn start(source: Source, n_ctx: u32) -> Result<Self, ModelError> {
+    /// A provider for the GGUF at `path`, loaded on the first request, run as `config` says.
+    pub fn from_path_with_config(path: PathBuf, config: LocalConfig) -> Result<Self, ModelError> {
+        check_model_file(&path)?;
+        Self::start(Source::Path(path), config)
+    }
+
+    fn start(source: Source, config: LocalConfig) -> Result<Self, ModelError> {
         let (jobs, receiver) = std::sync::mpsc::channel();
         let stats: SharedStats = Arc::new(Mutex::new(None));
         let shared = Arc::clone(&stats);
+        let n_ctx = config.n_ctx;
         std::thread::Builder::new()
             .name("oi-local-model".to_owned())
-            .spawn(move || engine::run_worker(source, n_ctx, receiver, shared))
+            .spawn(move || worker::run_worker(source, &config, &receiver, &shared))
             .map_err(|e| ModelError::Config(format!("cannot start the local model thread: {e}")))?;
         Ok(LocalProvider { jobs, stats, n_ctx })
     }
@@ -116,7 +165,8 @@ impl LanguageModel for LocalProvider {
         let (turns, params) = self.bounded(request);
         Box::pin(async_stream::stream! {
             let (out, mut pieces) = tokio::sync::mpsc::channel(CHANNEL);
-            if jobs.send(Job { turns, params, out }).is_err() {
+            let created = std::time::Instant::now();
+            if jobs.send(Job { turns, params, out, created }).is_err() {
                 yield Err(ModelError::Stream("the local model's thread has stopped".to_owned()));
                 return;
             }
