@@ -181,7 +181,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     ]);
     build_env.apply(&mut build);
     build_tools::build_with_progress(build)?;
-    let oi = target.join("release").join("oi");
+    // A copy of its own: a later plain release build (another command, another checkout
+    // sharing the target folder) replaces target/release/oi with one without the model.
+    let oi = work.join("oi");
+    std::fs::copy(target.join("release").join("oi"), &oi)
+        .context("copying the oi just built into target/bench-local")?;
     let model = default_model_path(&Env::from_process())
         .context("no data directory for the model: set OI_MODEL_PATH")?;
     let threads = physical_cores();
