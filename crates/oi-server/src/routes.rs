@@ -108,6 +108,11 @@ async fn session_socket(
         )
         .into_response();
     }
+    if let Some(cluster) = state.sessions.cluster().cloned() {
+        if let Err(refusal) = crate::cluster::claim(&state, &cluster, &id).await {
+            return refusal.into_response();
+        }
+    }
     let (session, evicted) = match state.sessions.get_or_create(&id) {
         Ok(found) => found,
         Err(e) => {

@@ -38,7 +38,20 @@ pub async fn run(
         eprintln!("Note: oi is exposed beyond this machine on {bound}; clients need the key.");
     }
     // Built (the working directory opened) before clients can know the server is up.
+    let store = match config.store.as_deref() {
+        Some(url) => Some(
+            crate::store::open(url)
+                .await
+                .map_err(|e| std::io::Error::other(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let lease_ttl = config.lease_ttl;
     let state = AppState::new(config, factory);
+    if let Some(store) = store {
+        let cluster = crate::cluster::Cluster::new(store, lease_ttl);
+        state.sessions.use_cluster(std::sync::Arc::new(cluster));
+    }
     eprintln!("Server will run at http://{host}:{}", bound.port());
     crate::serve(listener, state, shutdown).await
 }
