@@ -66,7 +66,7 @@ impl IntoResponse for Refusal {
             ),
             Refusal::Draining => (
                 StatusCode::SERVICE_UNAVAILABLE,
-                "this replica is shutting down and takes no new sessions: retry (the load \
+                "this replica is shutting down and takes no connections: retry (the load \
                  balancer sends you to another replica)"
                     .to_owned(),
                 1,
@@ -121,12 +121,13 @@ impl Cluster {
 /// Makes sure session `id` is served here: it already is, or its lease is taken now and the
 /// session loaded from the store.
 pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), Refusal> {
+    if cluster.draining() {
+        // Even a session served here: it moves to another replica once the drain ends.
+        return Err(Refusal::Draining);
+    }
     if state.sessions.get(id).is_some() || !valid_id(id) {
         // Served here already, or an id that the registry refuses with its own error.
         return Ok(());
-    }
-    if cluster.draining() {
-        return Err(Refusal::Draining);
     }
     let token = cluster.token();
     let store = &cluster.store;

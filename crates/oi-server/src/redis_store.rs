@@ -92,7 +92,16 @@ impl RedisStore {
         Box::pin(async move {
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(body).arg(keys.len()).arg(&keys).arg(&args);
-            cmd.query_async::<i64>(&mut conn).await.map_err(unavailable)
+            // Every script may run twice (they set, extend or delete): once more when the
+            // first try met a connection that Redis dropped (a restart); the manager has
+            // reconnected by then.
+            match cmd.query_async::<i64>(&mut conn).await {
+                Ok(answer) => Ok(answer),
+                Err(e) if e.is_io_error() || e.is_connection_dropped() => {
+                    cmd.query_async::<i64>(&mut conn).await.map_err(unavailable)
+                }
+                Err(e) => Err(unavailable(e)),
+            }
         })
     }
 }

@@ -1,0 +1,282 @@
+//! Scale-out end to end: a real redis-server and nginx, three real oi-server replicas, and
+//! clients that go through nginx. The owner of a session is killed with SIGKILL mid-turn in
+//! acknowledge mode; the client reconnects and gets every unacknowledged chunk exactly once,
+//! the earlier messages, and a next turn that remembers the first. Redis is killed and
+//! restarted in between (AOF, fsync always): nothing written before is lost. Two clients
+//! racing for one session on two replicas never both get it. SIGTERM drains a replica: its
+//! turn finishes and the session moves on at once.
+//!
+//! Each test skips (with a reason) where redis-server or nginx is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod process;
+mod scale;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use common::{next_json, say, send, until_complete};
+use oi_testkit::{Reply, Script, ScriptedServer};
+use scale::{Nginx, Redis, free_port, have, open, open_retrying, owner, replica, signal};
+use serde_json::{Value, json};
+
+fn id(frame: &Value) -> String {
+    frame["id"]
+        .as_str()
+        .expect("every frame has an id")
+        .to_owned()
+}
+
+fn is_output(frame: &Value) -> bool {
+    frame["type"] == "console" && frame["format"] == "output"
+}
+
+/// Everything the model was sent in its last request, as text.
+fn last_request(model: &ScriptedServer) -> String {
+    model.requests().last().unwrap().body.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owner_killed_mid_turn_the_session_goes_on_elsewhere() {
+    if !have("redis-server") || !have("nginx") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut redis = Redis::start(dir.path());
+    let model = ScriptedServer::start(Script::new([
+        Reply::text("I will remember the word kiwi."),
+        Reply::tool_call("shell", "echo one; echo two; sleep 5; echo never"),
+        Reply::text("The word was kiwi."),
+    ]))
+    .await
+    .unwrap();
+    let front_port = free_port();
+    let front = format!("127.0.0.1:{front_port}");
+    let replicas: Vec<_> = (0..3)
+        .map(|_| replica(&model.base_url(), &redis.url(), &front, 1500))
+        .collect();
+    let ports: Vec<u16> = replicas.iter().map(|r| r.port).collect();
+    let _nginx = Nginx::start(dir.path(), front_port, &ports);
+
+    // Turn 1 through nginx, every chunk acknowledged.
+    let (mut ws, _) = open_retrying(&front, "kiwi", Duration::from_secs(10)).await;
+    say(&mut ws, "message", "Remember the word kiwi.").await;
+    let first = until_complete(&mut ws, true).await;
+    assert!(
+        first
+            .iter()
+            .any(|f| f["content"] == "I will remember the word kiwi.")
+    );
+
+    // Redis dies (SIGKILL) and comes back: what was written before is still there, and the
+    // replicas' connections come back by themselves.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    redis.restart();
+    assert!(
+        redis.command("HEXISTS oi:{kiwi}:state messages") == ":1",
+        "the first turn survived the restart"
+    );
+    tokio::time::sleep(Duration::from_millis(700)).await;
+
+    // Turn 2: ack every chunk up to the code's output, none after it.
+    say(&mut ws, "message", "Now run something.").await;
+    let mut acked = Vec::new();
+    let mut unacked: Vec<Value> = Vec::new();
+    let mut output = String::new();
+    while !output.contains("two") {
+        let frame = next_json(&mut ws).await;
+        if is_output(&frame) {
+            output.push_str(frame["content"].as_str().unwrap_or(""));
+        }
+        if is_output(&frame) || !unacked.is_empty() {
+            if !unacked.iter().any(|f| id(f) == id(&frame)) {
+                unacked.push(frame);
+            }
+        } else {
+            send(&mut ws, json!({"ack": id(&frame)})).await;
+            acked.push(frame);
+        }
+    }
+    assert!(!acked.is_empty() && !unacked.is_empty());
+    // The acks reach the owner and the store (as they would before a real crash).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let dead = owner(&replicas, "kiwi").await.expect("a replica owns kiwi");
+    signal(replicas[dead].pid(), "KILL");
+    drop(ws);
+
+    // Reconnect through nginx: refused while the dead owner's lease runs out, then served.
+    let (mut ws, refusals) = open_retrying(&front, "kiwi", Duration::from_secs(15)).await;
+    let rest = until_complete(&mut ws, true).await;
+    let now = owner(&replicas, "kiwi")
+        .await
+        .expect("a replica owns kiwi again");
+    assert_ne!(now, dead);
+    assert!(
+        refusals
+            .iter()
+            .all(|r| r.contains("409") || r.contains("50")),
+        "{refusals:?}"
+    );
+    assert!(
+        refusals.iter().any(|r| r.contains("409")),
+        "the dead owner's lease held the session for a while: {refusals:?}"
+    );
+
+    let ids: Vec<String> = rest
+        .iter()
+        .filter(|f| f.get("id").is_some())
+        .map(id)
+        .collect();
+    let unique: HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "nothing comes twice: {rest:#?}");
+    let acked_ids: HashSet<String> = acked.iter().map(id).collect();
+    assert!(
+        ids.iter().all(|i| !acked_ids.contains(i)),
+        "nothing acknowledged comes again: {rest:#?}"
+    );
+    let replayed: Vec<&Value> = rest.iter().take(unacked.len()).collect();
+    assert_eq!(
+        replayed,
+        unacked.iter().collect::<Vec<_>>(),
+        "every unacknowledged chunk, in order, first"
+    );
+    let note = rest
+        .iter()
+        .position(|f| is_output(f) && f["content"] == oi_server::cluster::LOST_RUN_NOTE)
+        .expect("the new owner says the code is gone");
+    assert_eq!(
+        rest.iter()
+            .filter(|f| f["content"] == oi_server::cluster::LOST_RUN_NOTE)
+            .count(),
+        1
+    );
+    assert!(note >= unacked.len());
+    assert!(
+        !rest
+            .iter()
+            .any(|f| f["content"].as_str().is_some_and(|c| c.contains("never")))
+    );
+
+    // Turn 3 on the new owner remembers turns 1 and 2.
+    say(&mut ws, "message", "Which word?").await;
+    let third = until_complete(&mut ws, true).await;
+    assert!(third.iter().any(|f| f["content"] == "The word was kiwi."));
+    let sent = last_request(&model);
+    for remembered in [
+        "Remember the word kiwi.",
+        "I will remember the word kiwi.",
+        "echo one; echo two",
+        "Now run something.",
+    ] {
+        assert!(
+            sent.contains(remembered),
+            "{remembered:?} missing from {sent}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_racing_for_one_session_never_both_get_it() {
+    if !have("redis-server") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let redis = Redis::start(dir.path());
+    let model = ScriptedServer::start(Script::new([])).await.unwrap();
+    let replicas: Vec<_> = (0..3)
+        .map(|_| replica(&model.base_url(), &redis.url(), "localhost", 1500))
+        .collect();
+    for round in 0..10 {
+        let session = format!("race-{round}");
+        let (a, b) = (replicas[round % 3].addr(), replicas[(round + 1) % 3].addr());
+        let (first, second) = tokio::join!(open(&a, &session), open(&b, &session));
+        let won = [first.is_ok(), second.is_ok()];
+        assert_eq!(
+            won.iter().filter(|w| **w).count(),
+            1,
+            "round {round}: exactly one wins ({first:?}, {second:?})"
+        );
+        let refusal = first.err().or(second.err()).unwrap();
+        assert!(refusal.contains("409"), "a clear refusal: {refusal}");
+    }
+    // The refusal says why and what to do.
+    let body = reqwest::Client::new()
+        .get(format!("http://{}/sessions/race-0", replicas[2].addr()))
+        .header("connection", "upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-version", "13")
+        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+        .send()
+        .await
+        .unwrap();
+    if body.status() == 409 {
+        assert!(body.headers().contains_key("retry-after"));
+        let text = body.text().await.unwrap();
+        assert!(text.contains("another replica"), "{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_the_turn_and_hands_the_session_over_at_once() {
+    if !have("redis-server") || !have("nginx") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let redis = Redis::start(dir.path());
+    let model = ScriptedServer::start(Script::new([
+        Reply::tool_call("shell", "sleep 1; echo finished"),
+        Reply::text("Ran it."),
+        Reply::text("Still here."),
+    ]))
+    .await
+    .unwrap();
+    let front_port = free_port();
+    let front = format!("127.0.0.1:{front_port}");
+    // A lease that would take 30 s to run out: the session moves on only because it is
+    // released.
+    let replicas: Vec<_> = (0..3)
+        .map(|_| replica(&model.base_url(), &redis.url(), &front, 30_000))
+        .collect();
+    let ports: Vec<u16> = replicas.iter().map(|r| r.port).collect();
+    let _nginx = Nginx::start(dir.path(), front_port, &ports);
+
+    let (mut ws, _) = open_retrying(&front, "drain", Duration::from_secs(10)).await;
+    say(&mut ws, "message", "Run it.").await;
+    // The code has started: drain the owner now.
+    loop {
+        let frame = next_json(&mut ws).await;
+        send(&mut ws, json!({"ack": id(&frame)})).await;
+        if frame["format"] == "active_line" {
+            break;
+        }
+    }
+    let drained = owner(&replicas, "drain").await.unwrap();
+    signal(replicas[drained].pid(), "TERM");
+    let rest = until_complete(&mut ws, true).await;
+    assert!(
+        rest.iter().any(|f| f["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("finished"))),
+        "the running turn finished before the replica stopped: {rest:#?}"
+    );
+    drop(ws);
+
+    let started = std::time::Instant::now();
+    let (mut ws, _) = open_retrying(&front, "drain", Duration::from_secs(10)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the lease was released"
+    );
+    assert_ne!(owner(&replicas, "drain").await, Some(drained));
+    say(&mut ws, "message", "Still there?").await;
+    let next = until_complete(&mut ws, true).await;
+    assert!(next.iter().any(|f| f["content"] == "Still here."));
+    assert!(
+        !next
+            .iter()
+            .any(|f| f["content"] == oi_server::cluster::LOST_RUN_NOTE)
+    );
+    assert!(last_request(&model).contains("sleep 1; echo finished"));
+}
