@@ -106,6 +106,9 @@ impl RedisStore {
     }
 }
 
+/// A Redis hash as its field/value pairs.
+type Fields = Vec<(String, String)>;
+
 fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs
         .iter()
@@ -203,7 +206,7 @@ impl SessionStore for RedisStore {
         let mut conn = self.conn.clone();
         let id = id.to_owned();
         Box::pin(async move {
-            let (state, frames): (Vec<(String, String)>, Vec<(String, String)>) = redis::pipe()
+            let (state, frames): (Fields, Fields) = redis::pipe()
                 .cmd("HGETALL")
                 .arg(state_key(&id))
                 .cmd("HGETALL")
