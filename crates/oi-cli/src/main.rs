@@ -124,8 +124,14 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     // An Ollama model that is not pulled yet is pulled once the user agrees (spec e.7).
     let ask = |question: &str| !args.stdin && ask_yes_no(question);
     let mut err = std::io::stderr();
-    let pulled =
-        oi_llm::pull::offer_ollama_pull(&settings.llm, &env, settings.auto_run, ask, &mut err);
+    let pulled = oi_llm::pull::offer_ollama_pull(
+        &settings.llm,
+        &env,
+        settings.auto_run,
+        settings.offline,
+        ask,
+        &mut err,
+    );
     if let Err(error) = pulled.await {
         eprintln!("oi: {error}");
         return Ok(ExitCode::FAILURE);

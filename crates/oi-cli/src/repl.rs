@@ -36,9 +36,10 @@ impl Ui {
     }
 }
 
-/// The start-up note: approval, how to stop.
-fn intro(auto_run: bool, plain: bool) -> Option<String> {
-    if auto_run {
+/// The start-up note: approval, how to stop (none with `auto_run` or `offline`, as the
+/// original).
+fn intro(auto_run: bool, offline: bool, plain: bool) -> Option<String> {
+    if auto_run || offline {
         return None;
     }
     let mut intro = String::from(
@@ -62,7 +63,7 @@ pub async fn run(
     let settings = interpreter.settings();
     let plain = settings.plain_text_display;
     let mut out = std::io::stdout();
-    if let Some(intro) = intro(settings.auto_run, plain) {
+    if let Some(intro) = intro(settings.auto_run, settings.offline, plain) {
         let text = ui.style.markdown(&intro);
         out.write_all(text.as_bytes())?;
         writeln!(out)?;
@@ -137,9 +138,14 @@ mod tests {
 
     #[test]
     fn the_intro_says_how_to_stop_only_where_it_can() {
-        assert_eq!(intro(true, false), None);
-        let plain = intro(false, true).unwrap_or_default();
+        assert_eq!(intro(true, false, false), None);
+        assert_eq!(intro(false, true, false), None, "offline skips the intro");
+        let plain = intro(false, false, true).unwrap_or_default();
         assert!(plain.contains("require approval") && !plain.contains("CTRL-C"));
-        assert!(intro(false, false).unwrap_or_default().contains("CTRL-C"));
+        assert!(
+            intro(false, false, false)
+                .unwrap_or_default()
+                .contains("CTRL-C")
+        );
     }
 }

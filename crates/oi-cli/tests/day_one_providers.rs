@@ -194,6 +194,31 @@ fn an_ollama_model_that_is_not_pulled_is_pulled_once_the_user_agrees() {
 }
 
 #[test]
+fn offline_never_pulls_even_with_yes_and_says_how_to() {
+    let (_rt, server) = start(vec![Reply::text("unused")]);
+    let host = format!("http://{}", server.addr());
+    let env = [("OLLAMA_HOST", host.as_str())];
+    let home = tempfile::tempdir().unwrap();
+    let out = oi(
+        home.path(),
+        &["-m", "ollama/freshmodel", "-y", "--offline", "hi"],
+        &env,
+        "y\n",
+    );
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("offline mode downloads nothing: run `ollama pull freshmodel`"),
+        "{stderr}"
+    );
+    assert!(server.ollama_pulled().is_empty(), "offline pulled a model");
+    assert!(
+        server.requests().is_empty(),
+        "nothing was asked of the model"
+    );
+}
+
+#[test]
 fn a_failed_pull_is_a_clear_error() {
     let (_rt, server) = start(vec![]);
     let host = format!("http://{}", server.addr());

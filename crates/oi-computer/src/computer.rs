@@ -205,6 +205,20 @@ impl Computer for LocalComputer {
         .boxed()
     }
 
+    fn prepare(&self, language: &str) {
+        let Some(language) = Language::find(language) else {
+            return;
+        };
+        if language.is_shown() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let slot = Arc::clone(&self.slots[language.index()]);
+        runtime.spawn(crate::run::prepare_session(slot, self.config.clone()));
+    }
+
     fn stop(&self) {
         self.shooters.kill_all();
         for slot in &self.slots {

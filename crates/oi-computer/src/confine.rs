@@ -107,6 +107,12 @@ impl Confine {
         !self.policy.network && self.support().network()
     }
 
+    /// Whether a session may start with nothing to refuse or to warn about (the gate would
+    /// say `Run(None)`), asked without using up the one warning.
+    pub(crate) fn starts_quietly(&self) -> bool {
+        !self.policy.restricts() || self.support().missing(&self.policy).is_none()
+    }
+
     /// Whether sessions may start, and the warning to give once when the policy is only
     /// partly enforced because the user allowed the fallback.
     pub(crate) fn gate(&self) -> Gate {

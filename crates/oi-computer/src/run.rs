@@ -152,6 +152,20 @@ fn discard_dead_session(slot: &Slot, state: &mut SlotState) {
     slot.clear(state);
 }
 
+/// Starts `slot`'s session ahead of its first run, when none is running, no run holds the
+/// slot, and the sandbox has nothing to refuse or warn about (those are said by the run).
+/// Runs no code; a failure is left for the run to meet and report.
+pub(crate) async fn prepare_session(slot: Arc<Slot>, config: RunConfig) {
+    let Ok(mut state) = Arc::clone(&slot.state).try_lock_owned() else {
+        return;
+    };
+    discard_dead_session(&slot, &mut state);
+    if state.session.is_some() || !config.confine.starts_quietly() {
+        return;
+    }
+    let _ = start_session(&slot, &mut state, &config).await;
+}
+
 /// Starts the slot's session and writes its setup commands; the error is a console message.
 async fn start_session(
     slot: &Slot,

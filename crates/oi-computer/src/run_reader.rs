@@ -16,6 +16,10 @@ use crate::session_handle::Item;
 /// How long output is still read after the interpreter exited (its last words, then EOF).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
 
+/// How much longer than its time limit a run may take before the driver says it started (an
+/// interpreter that never comes up is still stopped).
+const START_UP_ALLOWANCE: Duration = Duration::from_secs(10);
+
 /// Why a run's read loop ended.
 pub(crate) enum End {
     /// The driver reported the run done.
@@ -73,7 +77,9 @@ enum Wake {
 }
 
 impl RunReader {
-    /// Starts reading run `run`, with its time limits counted from now.
+    /// Starts reading run `run`. Its time limits count from when the driver says the run
+    /// started, so a session's start-up (a fresh interpreter, a busy machine) is not the
+    /// code's time, and an interrupt never lands in the interpreter's own start-up.
     pub(crate) fn new(
         run: u64,
         timeout: Option<Duration>,
@@ -86,8 +92,8 @@ impl RunReader {
             markers: MarkerFilter::default(),
             exited: None,
             drain_until: None,
-            run_deadline: timeout.map(|t| now + t),
-            idle_deadline: idle_timeout.map(|t| now + t),
+            run_deadline: timeout.map(|t| now + t + START_UP_ALLOWANCE),
+            idle_deadline: None,
             timed_out: false,
             timeout,
             idle_timeout,
@@ -152,6 +158,9 @@ impl RunReader {
             self.timed_out = true;
             progress = Some(Progress::TimedOut(Output::console(self.timeout_note())));
         }
+        // Both limits are spent: a deadline left in the past would wake the loop at once,
+        // again and again, until the run ends (a core spun for the whole stop grace).
+        self.run_deadline = None;
         self.idle_deadline = None;
         progress
     }
@@ -173,7 +182,7 @@ impl RunReader {
 
     /// An item from the session: outputs of this run, or its end.
     fn on_item(&mut self, item: Option<Item>) -> Option<Progress> {
-        if let (Some(t), false) = (self.idle_timeout, self.timed_out) {
+        if let (Some(t), false, true) = (self.idle_timeout, self.timed_out, self.started) {
             self.idle_deadline = Some(Instant::now() + t);
         }
         let outputs = match item {
@@ -182,8 +191,11 @@ impl RunReader {
             }
             Some(Item::Killed) => return Some(Progress::End(End::Killed)),
             Some(Item::Start(id)) => {
-                if id == self.run {
+                if id == self.run && !self.started {
                     self.started = true;
+                    let now = Instant::now();
+                    self.run_deadline = self.timeout.map(|t| now + t);
+                    self.idle_deadline = self.idle_timeout.map(|t| now + t);
                 }
                 return None;
             }

@@ -169,7 +169,8 @@ impl Handle {
         }
     }
 
-    /// Kills the whole unit now and tells the reading run.
+    /// Kills the whole unit now and tells the reading run — first, so that the run learns
+    /// it was killed before the end of output the kill causes can reach it.
     pub(crate) fn kill(&self, fate: Fate) {
         let _ = self.fate.compare_exchange(
             Fate::Alive as u8,
@@ -177,8 +178,8 @@ impl Handle {
             Ordering::SeqCst,
             Ordering::SeqCst,
         );
-        self.unit.kill();
         let _ = self.tx.send(Item::Killed);
+        self.unit.kill();
     }
 
     /// Marks the session as ended by `terminate()` without signalling it.

@@ -203,6 +203,46 @@ async fn timeout_is_reported() {
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
+/// CPU seconds this test process has used (all threads).
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a rusage struct.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_that_ignores_the_interrupt_is_killed_without_spinning_and_says_so() {
+    let c = LocalComputer::new()
+        .with_timeout(Duration::from_millis(300))
+        .with_stop_grace(Duration::from_secs(2));
+    let before = cpu_seconds();
+    let out = text(
+        &run(
+            &c,
+            "python",
+            "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(600)",
+        )
+        .await,
+    );
+    let spent = cpu_seconds() - before;
+    assert!(
+        out.contains("was stopped") && out.contains("did not stop when interrupted"),
+        "{out}"
+    );
+    assert!(
+        spent < 0.5,
+        "{spent:.2} s of CPU while waiting out the stop grace"
+    );
+    let next = text(&run(&c, "python", "print('again')").await);
+    assert!(
+        next.contains("again") && next.to_lowercase().contains("lost"),
+        "the next run says the state was lost: {next}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rich_html_repr_is_code_output() {
     let c = LocalComputer::new();

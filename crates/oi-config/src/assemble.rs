@@ -7,30 +7,26 @@ use std::sync::Arc;
 use oi_computer::{LocalComputer, SandboxSupport, Secrets};
 use oi_core::{Interpreter, LanguageModel, Settings};
 
-/// What every interpreter a program builds shares: one model provider (so one HTTP
-/// connection pool; it picks the wire from each request's settings), the kernel's sandbox
-/// support (probed once, only when a sandbox is asked for), and the secrets no code may see.
+/// What every computer a program builds shares: the kernel's sandbox support (probed once,
+/// only when a sandbox is asked for) and the secrets no code may see.
 #[derive(Clone)]
-pub struct Assembly {
-    model: Arc<dyn LanguageModel>,
+pub struct ComputerParts {
     support: Option<SandboxSupport>,
     secrets: Secrets,
 }
 
-impl std::fmt::Debug for Assembly {
+impl std::fmt::Debug for ComputerParts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Assembly")
+        f.debug_struct("ComputerParts")
             .field("support", &self.support)
             .finish_non_exhaustive()
     }
 }
 
-impl Assembly {
+impl ComputerParts {
     /// The shared parts for `settings`; `server_key` is the server's own key, withheld from
     /// code like the model's.
-    pub fn new(settings: &Settings, server_key: Option<&str>) -> Assembly {
-        let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
-            .unwrap_or_else(oi_llm::unavailable);
+    pub fn new(settings: &Settings, server_key: Option<&str>) -> ComputerParts {
         let sandbox = &settings.computer.sandbox;
         let support = sandbox.restricts().then(oi_computer::probe);
         let key_vars = oi_llm::env::KNOWN_VARS
@@ -42,33 +38,7 @@ impl Assembly {
         if let Some(key) = server_key {
             secrets = secrets.with_value(key);
         }
-        Assembly {
-            model,
-            support,
-            secrets,
-        }
-    }
-
-    /// What to tell the user once at start: what the sandbox enforces here, and a warning
-    /// when its workspace is the home directory or `/`.
-    pub fn notes(&self, settings: &Settings) -> Vec<String> {
-        let sandbox = &settings.computer.sandbox;
-        let mut notes = Vec::new();
-        if let (true, Some(support)) = (sandbox.restricts(), self.support) {
-            let network = if sandbox.network {
-                "network allowed"
-            } else {
-                "network denied"
-            };
-            notes.push(format!(
-                "sandbox: {}, {network} ({support})",
-                sandbox.mode.as_str()
-            ));
-        }
-        if let Some(warning) = oi_computer::broad_workspace_warning(sandbox) {
-            notes.push(format!("sandbox: {warning}"));
-        }
-        notes
+        ComputerParts { support, secrets }
     }
 
     /// The computer for `settings`: its limits and sandbox, oi's secrets withheld from code,
@@ -86,6 +56,62 @@ impl Assembly {
             }
             None => computer.with_sandbox(settings.computer.sandbox.clone()),
         }
+    }
+}
+
+/// What every interpreter a program builds shares: one model provider (so one HTTP
+/// connection pool; it picks the wire from each request's settings) and the computers' parts.
+#[derive(Clone)]
+pub struct Assembly {
+    model: Arc<dyn LanguageModel>,
+    parts: ComputerParts,
+}
+
+impl std::fmt::Debug for Assembly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Assembly")
+            .field("parts", &self.parts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Assembly {
+    /// The shared parts for `settings`; `server_key` is the server's own key, withheld from
+    /// code like the model's.
+    pub fn new(settings: &Settings, server_key: Option<&str>) -> Assembly {
+        let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::from_process())
+            .unwrap_or_else(oi_llm::unavailable);
+        Assembly {
+            model,
+            parts: ComputerParts::new(settings, server_key),
+        }
+    }
+
+    /// What to tell the user once at start: what the sandbox enforces here, and a warning
+    /// when its workspace is the home directory or `/`.
+    pub fn notes(&self, settings: &Settings) -> Vec<String> {
+        let sandbox = &settings.computer.sandbox;
+        let mut notes = Vec::new();
+        if let (true, Some(support)) = (sandbox.restricts(), self.parts.support) {
+            let network = if sandbox.network {
+                "network allowed"
+            } else {
+                "network denied"
+            };
+            notes.push(format!(
+                "sandbox: {}, {network} ({support})",
+                sandbox.mode.as_str()
+            ));
+        }
+        if let Some(warning) = oi_computer::broad_workspace_warning(sandbox) {
+            notes.push(format!("sandbox: {warning}"));
+        }
+        notes
+    }
+
+    /// The computer for `settings` (see [`ComputerParts::computer`]).
+    pub fn computer(&self, settings: &Settings) -> LocalComputer {
+        self.parts.computer(settings)
     }
 
     /// An interpreter with `settings`, the shared model provider and a new computer.

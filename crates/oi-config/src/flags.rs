@@ -79,8 +79,8 @@ pub struct SettingsArgs {
     /// Add to the system message.
     #[arg(long = "custom_instructions")]
     pub custom_instructions: Option<String>,
-    /// No network but the model provider (oi never sends telemetry or checks for updates
-    /// anyway; with this flag it does not look for local model servers either).
+    /// No network but the model provider: oi never sends telemetry or checks for updates
+    /// anyway; with this flag it also never pulls an Ollama model and skips the intro.
     #[arg(short = 'o', long = "offline")]
     pub offline: bool,
     /// Log the model requests and the respond loop's decisions on standard error.

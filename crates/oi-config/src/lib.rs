@@ -30,7 +30,7 @@ pub mod logging;
 pub mod profiles;
 pub mod spelling;
 
-pub use assemble::{Assembly, build_interpreter};
+pub use assemble::{Assembly, ComputerParts, build_interpreter};
 pub use flags::SettingsArgs;
 pub use layers::Layers;
 pub use profiles::{Profile, ProfileError, ProfileNote};

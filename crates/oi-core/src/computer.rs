@@ -111,6 +111,14 @@ pub trait Computer: Send + Sync {
     /// Dropping the stream before it ends stops the code.
     fn run(&self, language: &str, code: &str) -> OutputStream;
 
+    /// Starts the session of `language` in the background if it is not running, so that a
+    /// first run does not wait for its interpreter to start (the respond loop calls it as soon
+    /// as the model begins a code block). Runs no code; a failure is met and reported by the
+    /// next run. The default does nothing.
+    fn prepare(&self, language: &str) {
+        let _ = language;
+    }
+
     /// Interrupts whatever is running, leaving sessions usable.
     fn stop(&self);
 

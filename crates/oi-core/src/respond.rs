@@ -154,6 +154,20 @@ fn delta_chunk(shared: &Shared, delta: ModelDelta) -> Option<Chunk> {
     }
 }
 
+/// Asks the computer to start a language's session as soon as the model begins a block in
+/// it (once per language per turn), so the interpreter starts while the code still streams.
+fn prepare_early(computer: &Arc<dyn Computer>, delta: &ModelDelta, prepared: &mut Vec<String>) {
+    let ModelDelta::Code { language, .. } = delta else {
+        return;
+    };
+    if language.is_empty() || prepared.iter().any(|p| p == language) {
+        return;
+    }
+    tracing::debug!(%language, "starting the language's session while the code streams");
+    computer.prepare(language);
+    prepared.push(language.clone());
+}
+
 /// The budget error when `max_budget` is set and this session has spent it.
 fn over_budget(settings: &Settings, shared: &Shared) -> Option<TurnError> {
     let budget = settings.llm.max_budget?;
@@ -287,6 +301,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
         let mut last_blocked = String::new();
         let rules = ctx.settings.rules();
         let mut insert_loop_message = false;
+        let mut prepared = Vec::new();
         loop {
             if ctx.shared.messages().is_empty() {
                 yield TurnEvent::Error(TurnError::NoMessage);
@@ -315,6 +330,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 while let Some(item) = stream.next().await {
                     match item {
                         Ok(delta) => {
+                            prepare_early(&ctx.computer, &delta, &mut prepared);
                             let Some(chunk) = delta_chunk(&ctx.shared, delta) else { continue };
                             for e in store.push(chunk) { yield e; }
                         }

@@ -234,6 +234,36 @@ async fn the_turn_waits_for_the_decision_and_approval_runs_the_code() {
 }
 
 #[tokio::test]
+async fn the_session_is_prepared_while_the_code_streams_before_approval() {
+    let (oi, _model, computer) = setup(
+        [
+            ModelReply::text("Two blocks.")
+                .then_code("python", "print(")
+                .then_code("python", "1)"),
+            ModelReply::code("shell", "ls"),
+            ModelReply::text("done"),
+        ],
+        RecordingComputer::new(),
+        |s| s.auto_run = false,
+    );
+    let seen_at_approval = std::sync::Mutex::new(Vec::new());
+    let seen = drive(oi.chat("run it"), |request| {
+        seen_at_approval.lock().unwrap().push(computer.prepared());
+        request.approve();
+    })
+    .await;
+    assert!(seen.complete);
+    // Each block's language once, and before its approval was asked.
+    assert_eq!(
+        seen_at_approval.into_inner().unwrap(),
+        vec![
+            vec!["python".to_owned()],
+            vec!["python".to_owned(), "shell".to_owned()]
+        ]
+    );
+}
+
+#[tokio::test]
 async fn decline_runs_nothing_and_tells_the_model() {
     let (oi, model, computer) = setup(
         [ModelReply::code("shell", "rm x")],

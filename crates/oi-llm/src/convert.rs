@@ -5,17 +5,9 @@
 use oi_core::{Kind, Message, OutputSender, Recipient, Role, Templates};
 
 use crate::images::{IMAGE_DROPPED_NOTE, image_parts};
+pub use crate::prompt::Mode;
 use crate::prompt::{Part, PromptMessage, Speaker, ToolCall, ToolResult};
 use crate::schema::EXECUTE;
-
-/// How code travels: as `execute` tool calls or as fenced blocks in text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Tool calls of `execute`.
-    Tools,
-    /// Fenced code blocks.
-    Text,
-}
 
 /// The arguments of the synthetic call placed before an output with no code before it.
 pub const ORPHAN_ARGUMENTS: &str =
@@ -166,7 +158,7 @@ fn convert_one(
                     text: IMAGE_DROPPED_NOTE.to_owned(),
                 });
             }
-            image_parts(message).map(Item::Parts)
+            image_parts(message, templates.shrink_images).map(Item::Parts)
         }
         Kind::File => Some(Item::Text {
             speaker: Speaker::User,

@@ -67,11 +67,21 @@ pub const KNOWN_VARS: [&str; 58] = [
     "HOSTED_VLLM_API_KEY",
     "HOSTED_VLLM_API_BASE",
     "OI_MODEL_PATH",
-    crate::local_model::CACHE_DIR_VAR,
-    crate::reply_limits::REPLY_BYTES_VAR,
-    crate::reply_limits::LINE_BYTES_VAR,
-    crate::reply_limits::BODY_BYTES_VAR,
+    CACHE_DIR_VAR,
+    REPLY_BYTES_VAR,
+    LINE_BYTES_VAR,
+    BODY_BYTES_VAR,
 ];
+
+/// The environment variable overriding where oi keeps caches (the embedded model's
+/// prompt-state files go in its `prompt-state` folder).
+pub const CACHE_DIR_VAR: &str = "OI_CACHE_DIR";
+/// The variable that sets the longest reply, in bytes (`ReplyLimits::max_reply_bytes`).
+pub const REPLY_BYTES_VAR: &str = "OI_MAX_REPLY_BYTES";
+/// The variable that sets the longest server-sent-events line (`ReplyLimits::max_line_bytes`).
+pub const LINE_BYTES_VAR: &str = "OI_MAX_SSE_LINE_BYTES";
+/// The variable that sets the largest reply body (`ReplyLimits::max_body_bytes`).
+pub const BODY_BYTES_VAR: &str = "OI_MAX_REPLY_BODY_BYTES";
 
 impl Env {
     /// No variables at all.

@@ -15,6 +15,7 @@ pub mod context_note;
 pub mod convert;
 pub mod endpoint;
 pub mod env;
+pub mod image_shrink;
 pub mod images;
 #[cfg(feature = "local")]
 pub mod local;
@@ -26,6 +27,7 @@ mod openai;
 pub mod openai_body;
 pub mod partial_json;
 pub mod prompt;
+mod prompt_build;
 pub mod provider;
 pub mod providers;
 pub mod pull;

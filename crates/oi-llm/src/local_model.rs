@@ -40,9 +40,7 @@ pub const DEFAULT_MODEL_SHA256: &str =
 /// The environment variable overriding where the default model file is.
 pub const MODEL_PATH_VAR: &str = "OI_MODEL_PATH";
 
-/// The environment variable overriding where oi keeps caches (the prompt-state files go in
-/// its `prompt-state` folder).
-pub const CACHE_DIR_VAR: &str = "OI_CACHE_DIR";
+pub use crate::env::CACHE_DIR_VAR;
 
 /// The context window used for the embedded model when the settings give none (tokens).
 pub const DEFAULT_LOCAL_CONTEXT: u64 = 8192;

@@ -1,19 +1,21 @@
-//! The provider-neutral prompt: what the model is asked, before any wire format.
-//!
-//! [`Prompt::build`] turns a [`ModelRequest`] (LMC messages, languages, settings, templates)
+//! The provider-neutral prompt: what the model is asked, before any wire format. Types only;
+//! [`Prompt::build`] (in `prompt_build.rs`) turns a [`ModelRequest`] (LMC messages, languages, settings, templates)
 //! into a system text, messages made of parts (text, images, tool calls, tool results) and the
 //! tools offered, following Open Interpreter's conversion (spec b.6) and trimmed to the
 //! context window (b.7). Each wire then writes it in its own format: OpenAI chat completions
 //! (`openai_body`), Anthropic Messages (`anthropic::messages_body`), the embedded model's chat
 //! template (`local`). No wire reads another's JSON.
 
-use oi_core::ModelRequest;
 use serde_json::Value;
 
-use crate::capabilities::supports_vision;
-use crate::convert::{Mode, to_prompt_messages};
-use crate::schema::execute_parameters;
-use crate::trim::trim_prompt;
+/// How code travels: as `execute` tool calls or as fenced blocks in text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Tool calls of `execute`.
+    Tools,
+    /// Fenced code blocks.
+    Text,
+}
 
 /// Who says a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,39 +126,4 @@ pub struct Prompt {
     pub mode: Mode,
     /// How many of the conversation's oldest messages trimming left out (0 when all fit).
     pub left_out: usize,
-}
-
-impl Prompt {
-    /// The prompt for `request` in `mode`: history converted, the execution instructions
-    /// appended to the system text in text mode, trimmed to the context window.
-    pub fn build(request: &ModelRequest, mode: Mode) -> Prompt {
-        let (system, messages) = to_prompt_messages(
-            &request.messages,
-            &request.templates,
-            mode,
-            supports_vision(&request.llm),
-        );
-        let mut system = system.unwrap_or_default();
-        if mode == Mode::Text && !request.llm.execution_instructions.is_empty() {
-            system.push('\n');
-            system.push_str(&request.llm.execution_instructions);
-        }
-        let tools = match mode {
-            Mode::Tools => vec![ToolSpec {
-                name: crate::schema::EXECUTE.to_owned(),
-                description: oi_core::prompts::EXECUTE_TOOL_DESCRIPTION.to_owned(),
-                parameters: execute_parameters(&request.languages),
-            }],
-            Mode::Text => Vec::new(),
-        };
-        let mut prompt = Prompt {
-            system,
-            messages,
-            tools,
-            mode,
-            left_out: 0,
-        };
-        trim_prompt(&mut prompt, &request.llm);
-        prompt
-    }
 }

@@ -191,11 +191,13 @@ fn megabytes(bytes: u64) -> String {
 
 /// What the CLI does before the first turn with an Ollama model (spec e.7): when Ollama does
 /// not have it, asks `ask` whether to pull it (unless `yes`), pulls it with its progress on
-/// `out`, and says so. An error means the model is not there and was not pulled.
+/// `out`, and says so; `offline` never pulls (it says how to). An error means the model is
+/// not there and was not pulled.
 pub async fn offer_ollama_pull(
     llm: &LlmSettings,
     env: &Env,
     yes: bool,
+    offline: bool,
     ask: impl FnOnce(&str) -> bool,
     out: &mut dyn Write,
 ) -> Result<(), ModelError> {
@@ -204,6 +206,11 @@ pub async fn offer_ollama_pull(
         return Ok(());
     };
     let name = &missing.name;
+    if offline {
+        return Err(ModelError::Config(format!(
+            "The Ollama model `{name}` is not pulled, and offline mode downloads nothing: run `ollama pull {name}`, then start oi again."
+        )));
+    }
     if !yes
         && !ask(&format!(
             "The Ollama model `{name}` is not pulled yet. Download it now with Ollama at {}? (y/n) ",

@@ -6,14 +6,8 @@
 use oi_core::ModelError;
 
 use crate::env::Env;
+pub use crate::env::{BODY_BYTES_VAR, LINE_BYTES_VAR, REPLY_BYTES_VAR};
 use crate::sse_events::{SseError, human_bytes};
-
-/// The variable that sets [`ReplyLimits::max_reply_bytes`].
-pub const REPLY_BYTES_VAR: &str = "OI_MAX_REPLY_BYTES";
-/// The variable that sets [`ReplyLimits::max_line_bytes`].
-pub const LINE_BYTES_VAR: &str = "OI_MAX_SSE_LINE_BYTES";
-/// The variable that sets [`ReplyLimits::max_body_bytes`].
-pub const BODY_BYTES_VAR: &str = "OI_MAX_REPLY_BODY_BYTES";
 
 /// Size limits for reading one reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

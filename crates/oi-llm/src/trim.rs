@@ -29,14 +29,19 @@ fn chars_to_tokens(chars: usize) -> usize {
     chars.div_ceil(4)
 }
 
-/// Estimated tokens of one message (characters / 4, plus framing).
+/// Tokens counted for an image: providers charge by its pixels, not by its data URL's length
+/// (OpenAI's `"detail": "low"` is 85 tokens; Anthropic's largest is about 1 600).
+const IMAGE_TOKENS: usize = 1600;
+
+/// Estimated tokens of one message (characters / 4, plus framing; images by
+/// [`IMAGE_TOKENS`]).
 pub fn estimate_tokens(message: &PromptMessage) -> usize {
     let chars: usize = message
         .parts
         .iter()
         .map(|part| match part {
             Part::Text(text) => text.chars().count(),
-            Part::Image(image) => image.url.len() + PART_FRAMING,
+            Part::Image(_) => IMAGE_TOKENS * 4 + PART_FRAMING,
             Part::ToolCall(call) => call.name.len() + call.arguments.chars().count() + PART_FRAMING,
             Part::ToolResult(result) => result.content.chars().count() + PART_FRAMING,
         })

@@ -8,6 +8,13 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use oi_core::{Computer, LanguageSpec, Output, OutputStream, Settings};
 
+/// The local computer for `settings`, built as `oi` builds its own: limits and sandbox as
+/// set (off by default, as the original's Python API), the model's keys withheld from the
+/// code by name and by value, oi's conversations directory kept out of its reach.
+fn computer(settings: &Settings) -> oi_computer::LocalComputer {
+    oi_config::ComputerParts::new(settings, None).computer(settings)
+}
+
 /// A lazily built local computer with a language allowlist.
 #[derive(Default)]
 pub struct LiveComputer {
@@ -20,7 +27,7 @@ impl LiveComputer {
     /// Builds the local computer now, for `settings`, unless it was built already.
     pub fn prepare(&self, settings: &Settings) -> Arc<oi_computer::LocalComputer> {
         self.inner
-            .get_or_init(|| Arc::new(crate::wiring::computer(settings)))
+            .get_or_init(|| Arc::new(computer(settings)))
             .clone()
     }
 

@@ -22,7 +22,8 @@ impl LiveModel {
                 return provider.clone();
             }
         }
-        let provider = crate::wiring::model(llm, env.clone());
+        // Settings that cannot work give a model whose first request says why.
+        let provider = oi_llm::provider_for(llm, env.clone()).unwrap_or_else(oi_llm::unavailable);
         *current = Some((env, provider.clone()));
         provider
     }

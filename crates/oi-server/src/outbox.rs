@@ -35,11 +35,12 @@ impl Frame {
         self.seq
     }
 
-    /// The text to send on connection `connection` of the session: a `complete` answering an
-    /// input of that connection carries `"input": N`.
-    pub fn text_for(&self, connection: u64) -> Utf8Bytes {
-        match self.answers {
-            Some(input) if input.connection == connection => {
+    /// The text to send on a connection: when it asked for numbered `complete`s
+    /// (`numbered` is its number in the session), a `complete` answering one of its inputs
+    /// carries `"input": N`.
+    pub fn text_for(&self, numbered: Option<u64>) -> Utf8Bytes {
+        match (self.answers, numbered) {
+            (Some(input), Some(connection)) if input.connection == connection => {
                 Utf8Bytes::from(with_input(self.text.as_str(), input.number))
             }
             _ => self.text.clone(),

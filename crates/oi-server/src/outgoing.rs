@@ -1,9 +1,10 @@
 //! What a session sends: LMC chunks, each `complete` knowing which input it answers.
 //!
 //! Every input a connection sends (each `end` chunk: a message, `go` or `stop`) is numbered
-//! 1, 2, 3, … on that connection. The `complete` that answers it is sent with
-//! `"input": N` to that connection, so a client can tell its own answer from the `complete`
-//! of an earlier input, of an earlier connection, or of a turn it interrupted.
+//! 1, 2, 3, … on that connection. When the connection asked for it (`?input_numbers=true`),
+//! the `complete` that answers it is sent with `"input": N`, so a client can tell its own
+//! answer from the `complete` of an earlier input, of an earlier connection, or of a turn it
+//! interrupted. Other connections get the original's `complete`, byte for byte.
 
 use oi_core::Chunk;
 use tokio::sync::mpsc;

@@ -62,6 +62,7 @@ async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Op
         .await
         .ok()?;
     let max = state.config.max_frame_bytes;
+    let numbered = wants_input_numbers(parts.uri.query());
     let guard = (!ws::needs_auth_frame(&state, authenticated))
         .then(|| crate::sessions::AttachGuard::new(session.clone()));
     Some(
@@ -71,9 +72,20 @@ async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Op
             // 128 KiB by default, allocated for every connection up front: most of what an
             // idle session cost. Larger frames grow the buffer as they come.
             .read_buffer_size(READ_BUFFER_BYTES)
-            .on_upgrade(move |socket| ws::serve_socket(socket, state, session, guard))
+            .on_upgrade(move |socket| ws::serve_socket(socket, state, session, guard, numbered))
             .into_response(),
     )
+}
+
+/// Whether the upgrade's query asks for numbered `complete`s (`?input_numbers=true` or `=1`):
+/// opt-in, so that clients written for the original, which compare the whole `complete`
+/// chunk, get it exactly as the original sends it.
+fn wants_input_numbers(query: Option<&str>) -> bool {
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|pair| pair.split_once('=').or(Some((pair, "true"))))
+        .any(|(name, value)| name == "input_numbers" && matches!(value, "1" | "true" | "yes"))
 }
 
 /// `GET /`: the WebSocket of the default session, or the test page.
@@ -242,3 +254,20 @@ document.getElementById("auth").onclick = () => send({auth: document.getElementB
 </body>
 </html>
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::wants_input_numbers;
+
+    #[test]
+    fn input_numbers_are_asked_for_only_by_the_query() {
+        assert!(!wants_input_numbers(None));
+        assert!(!wants_input_numbers(Some("")));
+        assert!(!wants_input_numbers(Some("input_numbers=0")));
+        assert!(!wants_input_numbers(Some("input_numbers=false")));
+        assert!(!wants_input_numbers(Some("other=1")));
+        assert!(wants_input_numbers(Some("input_numbers=1")));
+        assert!(wants_input_numbers(Some("input_numbers=true")));
+        assert!(wants_input_numbers(Some("a=b&input_numbers")));
+    }
+}

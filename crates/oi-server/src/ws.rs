@@ -83,12 +83,12 @@ const BATCH: usize = 64;
 async fn send_frames(
     sink: &mut Sink,
     frames: &[Frame],
-    connection: u64,
+    numbered: Option<u64>,
     stop: &CancellationToken,
 ) -> bool {
     let write = async {
         for frame in frames {
-            sink.feed(Message::Text(frame.text_for(connection))).await?;
+            sink.feed(Message::Text(frame.text_for(numbered))).await?;
         }
         sink.flush().await
     };
@@ -102,10 +102,10 @@ async fn send_frames(
 async fn send_frame(
     sink: &mut Sink,
     frame: &Frame,
-    connection: u64,
+    numbered: Option<u64>,
     stop: &CancellationToken,
 ) -> bool {
-    send(sink, Message::Text(frame.text_for(connection)), stop).await
+    send(sink, Message::Text(frame.text_for(numbered)), stop).await
 }
 
 /// Whether a connection must authenticate in-band before it may attach to its session.
@@ -115,12 +115,14 @@ pub fn needs_auth_frame(state: &AppState, header_authenticated: bool) -> bool {
 
 /// Serves one upgraded socket on `session`. `guard` is the attachment made when the upgrade
 /// was accepted (so that connections take over in the order they were accepted), or `None`
-/// when the client must first authenticate with a frame.
+/// when the client must first authenticate with a frame. With `numbered`, each `complete`
+/// answering an input of this connection carries `"input": N`.
 pub async fn serve_socket(
     mut socket: WebSocket,
     state: AppState,
     session: Arc<Session>,
     guard: Option<AttachGuard>,
+    numbered: bool,
 ) {
     let guard = match guard {
         Some(guard) => guard,
@@ -142,6 +144,7 @@ pub async fn serve_socket(
         attachment.clone(),
         state.clone(),
         reader_done.clone(),
+        numbered,
     ));
     let client_closed = read_loop(stream, &control_tx, &session, &attachment, &state).await;
     reader_done.cancel();
@@ -306,6 +309,7 @@ async fn write_loop(
     attachment: Attachment,
     state: AppState,
     reader_done: CancellationToken,
+    numbered: bool,
 ) {
     // A connection that took over waits for the previous one's writer to finish.
     let guard = tokio::select! {
@@ -314,7 +318,18 @@ async fn write_loop(
         () = state.shutdown.cancelled() => None,
     };
     let end = match guard {
-        Some(_) => pump(&mut sink, &mut control, &session, &attachment, &state).await,
+        Some(_) => {
+            let numbered = numbered.then(|| attachment.connection());
+            pump(
+                &mut sink,
+                &mut control,
+                &session,
+                &attachment,
+                &state,
+                numbered,
+            )
+            .await
+        }
         None => Ending::Quietly,
     };
     attachment.token.cancel();
@@ -363,13 +378,13 @@ async fn pump(
     session: &Session,
     attachment: &Attachment,
     state: &AppState,
+    numbered: Option<u64>,
 ) -> Ending {
     let outbox = session.outbox();
-    let connection = attachment.connection();
     let stop = &attachment.token;
     let mut replay = outbox.replay().into_iter();
     while let Some(frame) = replay.next() {
-        if !send_frame(sink, &frame, connection, stop).await {
+        if !send_frame(sink, &frame, numbered, stop).await {
             // This one and the rest go to the next connection, in order.
             outbox.failed(frame);
             replay.for_each(|rest| outbox.failed(rest));
@@ -401,7 +416,7 @@ async fn pump(
             () = state.shutdown.cancelled() => return Ending::Quietly,
             () = resend => {
                 for frame in outbox.overdue(Instant::now()) {
-                    if !send_frame(sink, &frame, connection, stop).await {
+                    if !send_frame(sink, &frame, numbered, stop).await {
                         return Ending::Quietly;
                     }
                     outbox.sent(&frame);
@@ -414,7 +429,7 @@ async fn pump(
                 session.touch();
                 let frames: Vec<Frame> = batch.iter().map(|out| outbox.prepare_out(out)).collect();
                 session.persist(&batch, &frames).await;
-                if !send_frames(sink, &frames, connection, stop).await {
+                if !send_frames(sink, &frames, numbered, stop).await {
                     for frame in frames {
                         outbox.failed(frame);
                     }

@@ -66,8 +66,10 @@ async fn start(args: &[&str]) -> (ScriptedServer, ServerProcess) {
     (model, server)
 }
 
+/// Connects asking for numbered `complete`s (`?input_numbers=1`), as a client that reconnects
+/// must, to tell its answer from what a dropped connection left over.
 async fn connect(server: &ServerProcess, path: &str) -> Ws {
-    let url = format!("ws://{}{path}", server.addr());
+    let url = format!("ws://{}{path}?input_numbers=1", server.addr());
     tokio_tungstenite::connect_async(url).await.unwrap().0
 }
 

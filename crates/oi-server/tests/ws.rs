@@ -23,6 +23,12 @@ async fn start_message_end_without_auth_frame() {
     say(&mut ws, "message", "Say hello").await;
     let frames = until_complete(&mut ws, false).await;
     insta::assert_snapshot!("plain_turn", wire(&frames));
+    // Clients written for the original stop at the chunk equal to this one, whole.
+    assert_eq!(
+        frames.last().unwrap(),
+        &json!({"role": "server", "type": "status", "content": "complete"}),
+        "a client that did not ask for input numbers gets the original's complete"
+    );
     let messages = server
         .state
         .sessions
@@ -158,7 +164,10 @@ async fn approval_with_go() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approval_with_stop() {
     let server = TestServer::start(approval_script(), |s| s.auto_run = false, |_| {}).await;
-    let mut ws = server.connect().await;
+    let mut ws = server
+        .connect_with("/?input_numbers=1", &[])
+        .await
+        .expect("connects");
     say(&mut ws, "message", "run something").await;
     let asked = until_complete(&mut ws, false).await;
     assert_eq!(asked[asked.len() - 2]["type"], "confirmation");

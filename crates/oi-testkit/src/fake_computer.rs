@@ -56,6 +56,7 @@ pub struct RecordedRun {
 struct State {
     outputs: VecDeque<RunOutput>,
     runs: Vec<RecordedRun>,
+    prepared: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -112,6 +113,11 @@ impl RecordingComputer {
     /// Every run so far, in order.
     pub fn runs(&self) -> Vec<RecordedRun> {
         self.state().runs.clone()
+    }
+
+    /// The languages `prepare()` was called with, in order.
+    pub fn prepared(&self) -> Vec<String> {
+        self.state().prepared.clone()
     }
 
     /// How many times `stop()` was called.
@@ -179,6 +185,10 @@ impl Computer for RecordingComputer {
             .chain(futures::stream::once(end))
             .filter_map(std::future::ready)
             .boxed()
+    }
+
+    fn prepare(&self, language: &str) {
+        self.state().prepared.push(language.to_owned());
     }
 
     fn stop(&self) {

@@ -185,7 +185,11 @@ impl Client {
 
     /// Opens a new connection to the session (inputs are numbered from 1 again).
     pub async fn connect(&mut self) -> anyhow::Result<()> {
-        let url = format!("ws://{}/sessions/{}", self.target.addr, self.session);
+        // Numbered completes: after a dropped socket, the answer is told from what is left over.
+        let url = format!(
+            "ws://{}/sessions/{}?input_numbers=1",
+            self.target.addr, self.session
+        );
         self.link.connect(&url).await?;
         self.inputs = 0;
         self.answered = 0;

@@ -98,6 +98,8 @@ pub struct Templates {
     pub empty_code_output_template: String,
     /// Who "says" code output in text mode.
     pub code_output_sender: OutputSender,
+    /// Shrink an image whose data URL is over 5 MiB before sending it (`shrink_images`).
+    pub shrink_images: bool,
 }
 
 /// All interpreter settings, defaults exactly as Open Interpreter 0.4.3.
@@ -223,6 +225,7 @@ impl Settings {
             code_output_template: self.code_output_template.clone(),
             empty_code_output_template: self.empty_code_output_template.clone(),
             code_output_sender: self.code_output_sender,
+            shrink_images: self.shrink_images,
         }
     }
 
