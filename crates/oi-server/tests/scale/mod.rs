@@ -141,45 +141,45 @@ pub struct Nginx {
     pub port: u16,
 }
 
-/// The test's nginx.conf: deploy/nginx.conf's `http` block with loopback addresses and every
-/// path in `dir`.
+/// The test's nginx.conf: deploy/nginx.conf itself, with loopback addresses for the replicas
+/// and the front, and every file nginx writes in `dir`.
 pub fn nginx_conf(dir: &Path, port: u16, replicas: &[u16]) -> String {
+    let deployed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/nginx.conf");
+    let deployed = std::fs::read_to_string(deployed).expect("deploy/nginx.conf");
     let dir = dir.to_str().unwrap();
     let servers: String = replicas
         .iter()
-        .map(|p| format!("    server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;\n"))
+        .map(|p| format!("        server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;\n"))
         .collect();
-    format!(
-        "worker_processes 1;\n\
-         pid {dir}/nginx.pid;\n\
-         error_log {dir}/error.log warn;\n\
-         events {{ worker_connections 512; }}\n\
-         http {{\n\
-         access_log off;\n\
-         client_body_temp_path {dir}/body;\n\
-         proxy_temp_path {dir}/proxy;\n\
-         fastcgi_temp_path {dir}/fastcgi;\n\
-         uwsgi_temp_path {dir}/uwsgi;\n\
-         scgi_temp_path {dir}/scgi;\n\
-         map $http_upgrade $connection_upgrade {{ default upgrade; '' close; }}\n\
-         map $uri $oi_session {{ ~^/sessions/(?<sid>[^/]+) $sid; default $uri; }}\n\
-         upstream oi {{\n    hash $oi_session consistent;\n{servers}}}\n\
-         server {{\n\
-           listen 127.0.0.1:{port};\n\
-           location / {{\n\
-             proxy_pass http://oi;\n\
-             proxy_http_version 1.1;\n\
-             proxy_set_header Upgrade $http_upgrade;\n\
-             proxy_set_header Connection $connection_upgrade;\n\
-             proxy_set_header Host $http_host;\n\
-             proxy_connect_timeout 1s;\n\
-             proxy_read_timeout 1h;\n\
-             proxy_next_upstream error timeout http_502 http_503;\n\
-             proxy_next_upstream_tries 3;\n\
-           }}\n\
-         }}\n\
-         }}\n"
-    )
+    let mut conf = String::new();
+    let mut servers = Some(servers);
+    for line in deployed.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("server oi-") {
+            conf.push_str(&servers.take().unwrap_or_default());
+            continue;
+        }
+        match trimmed {
+            "worker_processes auto;" => conf.push_str(&format!(
+                "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log warn;\n"
+            )),
+            "listen 8080;" => conf.push_str(&format!("        listen 127.0.0.1:{port};\n")),
+            "http {" => conf.push_str(&format!(
+                "http {{\n    client_body_temp_path {dir}/body;\n    proxy_temp_path {dir}/proxy;\n    \
+                 fastcgi_temp_path {dir}/fastcgi;\n    uwsgi_temp_path {dir}/uwsgi;\n    \
+                 scgi_temp_path {dir}/scgi;\n"
+            )),
+            _ => {
+                conf.push_str(line);
+                conf.push('\n');
+            }
+        }
+    }
+    assert!(
+        servers.is_none(),
+        "deploy/nginx.conf lists its replicas as `server oi-N`"
+    );
+    conf
 }
 
 impl Nginx {
