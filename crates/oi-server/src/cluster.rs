@@ -176,6 +176,44 @@ pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), 
     Ok(())
 }
 
+/// `DELETE /sessions/{id}` with a store: ends the session if it is served here, then takes
+/// its lease and deletes what the store holds. 409 while another replica serves it, 404 when
+/// the store holds nothing for it.
+pub async fn delete(state: &AppState, cluster: &Cluster, id: &str) -> Response {
+    let local = state.sessions.remove(id);
+    let was_local = local.is_some();
+    if let Some(session) = local {
+        session.shutdown().await;
+    }
+    let token = cluster.token();
+    let store = &cluster.store;
+    match store.acquire(id, &token, cluster.ttl).await {
+        Ok(Acquired::Won) => {}
+        Ok(Acquired::Held(left)) => {
+            return Refusal::Held {
+                id: id.to_owned(),
+                left,
+            }
+            .into_response();
+        }
+        Err(e) => return Refusal::Store(e).into_response(),
+    }
+    let existed = match store.load(id).await {
+        Ok(stored) => was_local || stored != Stored::default(),
+        Err(e) => {
+            let _ = store.release(id, &token).await;
+            return Refusal::Store(e).into_response();
+        }
+    };
+    let forgotten = store.forget(id).await;
+    let _ = store.release(id, &token).await;
+    match forgotten {
+        Err(e) => Refusal::Store(e).into_response(),
+        Ok(()) if existed => axum::Json(serde_json::json!({"status": "success"})).into_response(),
+        Ok(()) => ApiError::not_found(format!("no session {id}")).into_response(),
+    }
+}
+
 /// Reads what the store holds; the second value says whether a turn was running when its
 /// owner last wrote (its messages then end with a note that the run was lost).
 fn restore(id: &str, stored: Stored) -> Result<(Restored, bool), StoreError> {

@@ -201,9 +201,25 @@ async fn two_clients_racing_for_one_session_never_both_get_it() {
         let refusal = first.err().or(second.err()).unwrap();
         assert!(refusal.contains("409"), "a clear refusal: {refusal}");
     }
+    // Deleting: refused by a replica that does not serve the session, done by the one that
+    // does (the store forgets it), then there is nothing to delete.
+    let client = reqwest::Client::new();
+    let holder = owner(&replicas, "race-0").await.expect("race-0 is served");
+    let other = (holder + 1) % 3;
+    let delete = |i: usize| {
+        client
+            .delete(format!("http://{}/sessions/race-0", replicas[i].addr()))
+            .send()
+    };
+    assert_eq!(delete(other).await.unwrap().status(), 409);
+    assert_eq!(delete(holder).await.unwrap().status(), 200);
+    assert_eq!(redis.command("EXISTS oi:{race-0}:state"), ":0");
+    assert_eq!(delete(other).await.unwrap().status(), 404);
     // The refusal says why and what to do.
-    let body = reqwest::Client::new()
-        .get(format!("http://{}/sessions/race-0", replicas[2].addr()))
+    let holder = owner(&replicas, "race-1").await.expect("race-1 is served");
+    let other = replicas[(holder + 1) % 3].addr();
+    let refused = client
+        .get(format!("http://{other}/sessions/race-1"))
         .header("connection", "upgrade")
         .header("upgrade", "websocket")
         .header("sec-websocket-version", "13")
@@ -211,11 +227,13 @@ async fn two_clients_racing_for_one_session_never_both_get_it() {
         .send()
         .await
         .unwrap();
-    if body.status() == 409 {
-        assert!(body.headers().contains_key("retry-after"));
-        let text = body.text().await.unwrap();
-        assert!(text.contains("another replica"), "{text}");
-    }
+    assert_eq!(refused.status(), 409);
+    assert!(refused.headers().contains_key("retry-after"));
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.contains("another replica") && text.contains("retry"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -279,4 +297,58 @@ async fn sigterm_finishes_the_turn_and_hands_the_session_over_at_once() {
             .any(|f| f["content"] == oi_server::cluster::LOST_RUN_NOTE)
     );
     assert!(last_request(&model).contains("sleep 1; echo finished"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_goes_away_is_reported_and_refused_clearly() {
+    if !have("redis-server") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut redis = Redis::start(dir.path());
+    let model = ScriptedServer::start(Script::new([Reply::text("First."), Reply::text("Second.")]))
+        .await
+        .unwrap();
+    let server = replica(&model.base_url(), &redis.url(), "localhost", 1500);
+    let mut ws = open(&server.addr(), "gone").await.unwrap();
+    say(&mut ws, "message", "One.").await;
+    until_complete(&mut ws, true).await;
+
+    redis.stop();
+    let started = std::time::Instant::now();
+    say(&mut ws, "message", "Two.").await;
+    let mut frames = Vec::new();
+    loop {
+        match common::next_frame(&mut ws).await {
+            common::Frame::Json(frame) => {
+                if let Some(id) = frame.get("id").and_then(Value::as_str) {
+                    send(&mut ws, json!({ "ack": id })).await;
+                }
+                let done = frame["content"] == "complete";
+                frames.push(frame);
+                if done {
+                    break;
+                }
+            }
+            other => panic!("the turn ends with complete, not {other:?}: {frames:#?}"),
+        }
+    }
+    eprintln!("turn with the store gone: {:?}", started.elapsed());
+    let errors: Vec<&Value> = frames.iter().filter(|f| f["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "reported once: {frames:#?}");
+    let error = errors[0]["content"].as_str().unwrap();
+    assert!(error.contains("session store failed"), "{error}");
+    assert!(
+        frames.iter().any(|f| f["content"] == "Second."),
+        "the turn went on"
+    );
+
+    // Past the lease's TTL without the store, the replica no longer serves the session (it
+    // cannot prove it owns it) and says why to a client that comes back.
+    match common::next_frame(&mut ws).await {
+        common::Frame::Close(code, _) => assert_eq!(code, oi_server::ws::CLOSE_SESSION_ENDED),
+        other => panic!("expected the session to end, got {other:?}"),
+    }
+    let refused = open(&server.addr(), "gone").await.unwrap_err();
+    assert!(refused.contains("503"), "{refused}");
 }

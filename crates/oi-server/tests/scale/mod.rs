@@ -116,11 +116,16 @@ impl Redis {
     /// Kills redis-server (SIGKILL: nothing is flushed at exit) and starts it again on the
     /// same port and directory.
     pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+
+    /// Kills redis-server (SIGKILL).
+    pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
         }
-        self.spawn();
     }
 }
 
