@@ -140,8 +140,14 @@ impl StoreLink {
         if stored.frames.is_empty() {
             return Ok(());
         }
-        let written = self.store.put_frames(&self.id, &self.token, stored).await;
-        self.written(written)
+        let put = self.store.put_frames(&self.id, &self.token, stored);
+        if self.reported.load(Ordering::Relaxed) {
+            // The store is known to be failing (and the client was told): the chunks go out
+            // without waiting for it, or every batch would wait for its time-out.
+            tokio::spawn(put);
+            return Ok(());
+        }
+        self.written(put.await)
     }
 
     /// Takes the answer of a write: a refused write means the lease is lost.
