@@ -125,8 +125,20 @@ pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), 
         // Even a session served here: it moves to another replica once the drain ends.
         return Err(Refusal::Draining);
     }
-    if state.sessions.get(id).is_some() || !valid_id(id) {
-        // Served here already, or an id that the registry refuses with its own error.
+    if let Some(session) = state.sessions.get(id) {
+        let lost = session
+            .store()
+            .is_some_and(|link| link.lost().is_cancelled());
+        if !lost {
+            return Ok(());
+        }
+        // Its lease is gone (the renewal task has not ended it yet): not served here.
+        if state.sessions.remove_exact(&session) {
+            tokio::spawn(async move { session.shutdown().await });
+        }
+    }
+    if !valid_id(id) {
+        // The registry refuses it with its own error.
         return Ok(());
     }
     let token = cluster.token();

@@ -349,3 +349,49 @@ async fn a_store_that_goes_away_is_reported_and_refused_clearly() {
     let refused = open(&server.addr(), "gone").await.unwrap_err();
     assert!(refused.contains("503"), "{refused}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_memory_store_serves_sessions_as_before() {
+    let model = ScriptedServer::start(Script::new([Reply::text("Hi."), Reply::text("Again.")]))
+        .await
+        .unwrap();
+    let server = replica(&model.base_url(), "memory", "localhost", 1500);
+    let mut ws = open(&server.addr(), "mem").await.unwrap();
+    say(&mut ws, "message", "Hello.").await;
+    assert!(
+        until_complete(&mut ws, true)
+            .await
+            .iter()
+            .any(|f| f["content"] == "Hi.")
+    );
+    // A second connection takes over as without a store, and the conversation is there.
+    let mut second = open(&server.addr(), "mem").await.unwrap();
+    match common::next_frame(&mut ws).await {
+        common::Frame::Close(code, _) => assert_eq!(code, oi_server::ws::CLOSE_TAKEN_OVER),
+        other => panic!("expected a takeover, got {other:?}"),
+    }
+    say(&mut second, "message", "Hello again.").await;
+    until_complete(&mut second, true).await;
+    assert!(last_request(&model).contains("Hello."));
+    // Past several lease renewals the session is still served here.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(owner(std::slice::from_ref(&server), "mem").await, Some(0));
+    let bad = scale::Launch::new(&model.base_url())
+        .args(&["--store", "postgres://db"])
+        .try_start()
+        .err()
+        .expect("refuses to start");
+    assert!(bad.1.contains("redis://HOST:PORT/DB"), "{}", bad.1);
+    let port = free_port();
+    let unreachable = format!("redis://127.0.0.1:{port}/0");
+    let down = scale::Launch::new(&model.base_url())
+        .args(&["--store", &unreachable])
+        .try_start()
+        .err()
+        .expect("refuses to start");
+    assert!(
+        down.1.contains("cannot reach Redis") && down.1.contains("start it or fix --store"),
+        "{}",
+        down.1
+    );
+}

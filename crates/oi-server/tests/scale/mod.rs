@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::Ws;
-use crate::process::{Launch, ServerProcess};
+pub use crate::process::{Launch, ServerProcess};
 
 /// A port free now on 127.0.0.1.
 pub fn free_port() -> u16 {
