@@ -37,6 +37,17 @@ impl RetryPolicy {
         }
     }
 
+    /// The wait before retry number `retry` after a refused connection: 0.2 s, then 0.4 s,
+    /// then give up (within the policy's retries), so an `--api_base` where nothing listens
+    /// fails in well under a second while a local server restarting still gets its chance.
+    pub fn refused_delay(&self, retry: u32) -> Option<Duration> {
+        const REFUSED_RETRIES: u32 = 2;
+        if retry >= self.max_retries.min(REFUSED_RETRIES) {
+            return None;
+        }
+        Some(Duration::from_millis(200).saturating_mul(2u32.saturating_pow(retry)))
+    }
+
     /// The wait before retry number `retry` (0-based), or `None` to give up. A server's
     /// `Retry-After` wins over the computed backoff (base × 2^retry, capped, jitter 0.8–1.2).
     pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
@@ -94,6 +105,15 @@ mod tests {
         }
         assert_eq!(policy.delay(10, None), None);
         assert_eq!(RetryPolicy::none().delay(0, None), None);
+    }
+
+    #[test]
+    fn a_refused_connection_is_retried_briefly() {
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.refused_delay(0), Some(Duration::from_millis(200)));
+        assert_eq!(policy.refused_delay(1), Some(Duration::from_millis(400)));
+        assert_eq!(policy.refused_delay(2), None);
+        assert_eq!(RetryPolicy::none().refused_delay(0), None);
     }
 
     #[test]

@@ -138,7 +138,11 @@ impl Transport {
                     }
                     return;
                 };
-                let delay = if failure.retryable { self.retry.delay(retry, failure.retry_after) } else { None };
+                let delay = match (failure.retryable, failure.refused) {
+                    (false, _) => None,
+                    (true, false) => self.retry.delay(retry, failure.retry_after),
+                    (true, true) => self.retry.refused_delay(retry),
+                };
                 match delay {
                     Some(delay) => {
                         tracing::info!(attempt = retry + 1, ?delay, error = %failure.error, "retrying the model request");
@@ -184,7 +188,13 @@ impl Transport {
             },
             None => builder.send().await,
         };
-        let response = sent.map_err(|e| unreachable(error_chain(&e)))?;
+        let response = sent.map_err(|e| {
+            let refused = is_refused(&e);
+            Failure {
+                refused,
+                ..unreachable(error_chain(&e))
+            }
+        })?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -240,11 +250,28 @@ fn status_body(text: &str) -> String {
     ))
 }
 
+/// Whether nothing listens at the address: a connection refused (retried briefly, for a
+/// local server that is restarting, not for seconds).
+fn is_refused(error: &reqwest::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(error);
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        source = e.source();
+    }
+    false
+}
+
 /// A failed attempt.
 struct Failure {
     error: ModelError,
     retryable: bool,
     retry_after: Option<Duration>,
+    /// The connection was refused.
+    refused: bool,
 }
 
 impl Failure {
@@ -253,6 +280,7 @@ impl Failure {
             error,
             retryable: true,
             retry_after,
+            refused: false,
         }
     }
 
@@ -261,6 +289,7 @@ impl Failure {
             error,
             retryable: false,
             retry_after: None,
+            refused: false,
         }
     }
 }
@@ -272,6 +301,7 @@ impl From<ReadError> for Failure {
             error: error.into_model_error(),
             retryable,
             retry_after: None,
+            refused: false,
         }
     }
 }
