@@ -70,15 +70,29 @@ async fn owner_killed_mid_turn_the_session_goes_on_elsewhere() {
             .any(|f| f["content"] == "I will remember the word kiwi.")
     );
 
+    // The first turn is written (in the background) and every chunk's ack recorded.
+    redis
+        .wait_for("HGET oi:{kiwi}:state messages", |m| {
+            m.contains("I will remember the word kiwi.")
+        })
+        .await;
+    redis.wait_for("HLEN oi:{kiwi}:outbox", |n| n == ":0").await;
+
     // Redis dies (SIGKILL) and comes back: what was written before is still there, and the
-    // replicas' connections come back by themselves.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // owner's connection comes back by itself (it renews the lease again).
     redis.restart();
     assert!(
-        redis.command("HEXISTS oi:{kiwi}:state messages") == ":1",
+        redis
+            .command("HGET oi:{kiwi}:state messages")
+            .contains("I will remember the word kiwi."),
         "the first turn survived the restart"
     );
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let left: i64 = redis.command("PTTL oi:{kiwi}:lease")[1..].parse().unwrap();
+    redis
+        .wait_for("PTTL oi:{kiwi}:lease", |ttl| {
+            ttl[1..].parse::<i64>().is_ok_and(|now| now > left + 100)
+        })
+        .await;
 
     // Turn 2: ack every chunk up to the code's output, none after it.
     say(&mut ws, "message", "Now run something.").await;
@@ -101,7 +115,13 @@ async fn owner_killed_mid_turn_the_session_goes_on_elsewhere() {
     }
     assert!(!acked.is_empty() && !unacked.is_empty());
     // The acks reach the owner and the store (as they would before a real crash).
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    for frame in &acked {
+        let id = id(frame);
+        let seq = id.rsplit('-').next().unwrap().to_owned();
+        redis
+            .wait_for(&format!("HEXISTS oi:{{kiwi}}:outbox {seq}"), |n| n == ":0")
+            .await;
+    }
     let dead = owner(&replicas, "kiwi").await.expect("a replica owns kiwi");
     signal(replicas[dead].pid(), "KILL");
     drop(ws);

@@ -88,7 +88,8 @@ impl Redis {
         format!("redis://127.0.0.1:{}/0", self.port)
     }
 
-    /// Sends one inline command; the first line of the answer (empty when unreachable).
+    /// Sends one inline command; the answer's first line, or a bulk string's text (empty
+    /// when unreachable).
     pub fn command(&self, command: &str) -> String {
         let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
             return String::new();
@@ -110,7 +111,30 @@ impl Redis {
             }
             answer.push(byte[0]);
         }
-        String::from_utf8_lossy(&answer).trim_end().to_owned()
+        let line = String::from_utf8_lossy(&answer).trim_end().to_owned();
+        // A bulk string: `$N` then N bytes.
+        let Some(len) = line.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()) else {
+            return line;
+        };
+        let mut bulk = vec![0u8; len + 2];
+        if stream.read_exact(&mut bulk).is_err() {
+            return String::new();
+        }
+        bulk.truncate(len);
+        String::from_utf8_lossy(&bulk).into_owned()
+    }
+
+    /// Waits until `check` holds for the answer to `command` (up to 10 s).
+    pub async fn wait_for(&self, command: &str, check: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let answer = self.command(command);
+            if check(&answer) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{command}: still {answer:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Kills redis-server (SIGKILL: nothing is flushed at exit) and starts it again on the
