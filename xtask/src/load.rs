@@ -156,6 +156,17 @@ struct ServerProcess {
 impl ServerProcess {
     /// Starts `bin` against the model at `model_base` with a HOME of its own in `home`.
     fn start(bin: &Path, model_base: &str, home: &Path, extra: &[&str]) -> anyhow::Result<Self> {
+        Self::start_acknowledging(bin, model_base, home, extra, false)
+    }
+
+    /// [`start`](Self::start), in acknowledge mode when `acknowledge`.
+    fn start_acknowledging(
+        bin: &Path,
+        model_base: &str,
+        home: &Path,
+        extra: &[&str],
+        acknowledge: bool,
+    ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(home)?;
         let mut child = Command::new(bin)
             .args([
@@ -169,7 +180,10 @@ impl ServerProcess {
             ])
             .args(extra)
             .env("HOME", home)
-            .env_remove("INTERPRETER_REQUIRE_ACKNOWLEDGE")
+            .env(
+                "INTERPRETER_REQUIRE_ACKNOWLEDGE",
+                if acknowledge { "true" } else { "false" },
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -567,6 +581,7 @@ pub fn main(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut sessions = Vec::new();
     let mut replica_counts = Vec::new();
     let mut store = None;
+    let mut acknowledge = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         if arg == "--turns" {
@@ -585,6 +600,10 @@ pub fn main(root: &Path, args: &[String]) -> anyhow::Result<()> {
                     format!("--replicas {value}: give whole numbers, e.g. --replicas 1,3")
                 })?);
             }
+            continue;
+        }
+        if arg == "--ack" {
+            acknowledge = true;
             continue;
         }
         if arg == "--store" {
@@ -618,13 +637,12 @@ pub fn main(root: &Path, args: &[String]) -> anyhow::Result<()> {
         for &n in &replica_counts {
             for &s in &sessions {
                 eprintln!("load: {s} new sessions over {n} replica(s)");
-                let report = runtime.block_on(replicas::burst(
-                    &server_bin,
-                    &base,
-                    n,
-                    store.as_deref(),
-                    s,
-                ))?;
+                let setup = replicas::Setup {
+                    replicas: n,
+                    store: store.as_deref(),
+                    acknowledge,
+                };
+                let report = runtime.block_on(replicas::burst(&server_bin, &base, &setup, s))?;
                 println!("{}", replicas::row(&report));
             }
         }
