@@ -37,7 +37,7 @@ pub async fn run(
     } else if !bound.ip().is_loopback() {
         eprintln!("Note: oi is exposed beyond this machine on {bound}; clients need the key.");
     }
-    // Built (the working directory opened) before clients can know the server is up.
+    // The session store (`--store`): reached now, or the server does not start.
     let store = match config.store.as_deref() {
         Some(url) => Some(
             crate::store::open(url)
@@ -47,6 +47,7 @@ pub async fn run(
         None => None,
     };
     let lease_ttl = config.lease_ttl;
+    // Built (the working directory opened) before clients can know the server is up.
     let state = AppState::new(config, factory);
     if let Some(store) = store {
         let cluster = crate::cluster::Cluster::new(store, lease_ttl);
