@@ -77,6 +77,15 @@ async fn owner_killed_mid_turn_the_session_goes_on_elsewhere() {
         })
         .await;
     redis.wait_for("HLEN oi:{kiwi}:outbox", |n| n == ":0").await;
+    // The settings are stored without the replica's model credentials (`--api_key x` and the
+    // scripted model's URL).
+    let settings = redis.command("HGET oi:{kiwi}:state settings");
+    assert!(settings.contains("\"system_message\""), "{settings}");
+    assert!(
+        settings.contains("\"api_key\":null") && settings.contains("\"api_base\":null"),
+        "{settings}"
+    );
+    assert!(!settings.contains(&model.base_url()), "{settings}");
 
     // Redis dies (SIGKILL) and comes back: what was written before is still there, and the
     // owner's connection comes back by itself (it renews the lease again).
@@ -414,4 +423,68 @@ async fn the_memory_store_serves_sessions_as_before() {
         "{}",
         down.1
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_lost_its_lease_changes_nothing_in_redis() {
+    use oi_server::store::{Acquired, SessionStore, Snapshot, StoredOutbox};
+    if !have("redis-server") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let redis = Redis::start(dir.path());
+    let store = oi_server::redis_store::RedisStore::connect(&redis.url())
+        .await
+        .unwrap();
+    let short = Duration::from_millis(100);
+    let long = Duration::from_secs(30);
+    let snapshot = |text: &str| Snapshot {
+        messages: text.to_owned(),
+        settings: String::new(),
+        busy: false,
+    };
+    let frames = |seq: u64, text: &str| StoredOutbox {
+        prefix: "p".to_owned(),
+        next_seq: seq,
+        frames: vec![(seq, text.to_owned())],
+    };
+    assert_eq!(
+        store.acquire("f", "old", short).await.unwrap(),
+        Acquired::Won
+    );
+    assert!(store.save("f", "old", snapshot("[1]")).await.unwrap());
+    assert!(
+        store
+            .put_frames("f", "old", frames(1, "one"))
+            .await
+            .unwrap()
+    );
+    // The old owner pauses past its TTL; a new owner takes the session.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        store.acquire("f", "new", long).await.unwrap(),
+        Acquired::Won
+    );
+    assert!(matches!(
+        store.acquire("f", "old", long).await.unwrap(),
+        Acquired::Held(_)
+    ));
+    // Everything the old owner tries is refused and changes nothing.
+    assert!(!store.renew("f", "old", long).await.unwrap());
+    assert!(!store.save("f", "old", snapshot("[stale]")).await.unwrap());
+    assert!(
+        !store
+            .put_frames("f", "old", frames(2, "stale"))
+            .await
+            .unwrap()
+    );
+    assert!(!store.ack("f", "old", vec![1]).await.unwrap());
+    store.release("f", "old").await.unwrap();
+    let stored = store.load("f").await.unwrap();
+    assert_eq!(stored.snapshot.unwrap().messages, "[1]");
+    assert_eq!(stored.outbox.unwrap().frames, vec![(1, "one".to_owned())]);
+    assert_eq!(redis.command("GET oi:{f}:lease"), "new");
+    // The new owner's writes go through.
+    assert!(store.ack("f", "new", vec![1]).await.unwrap());
+    assert!(store.renew("f", "new", long).await.unwrap());
 }
