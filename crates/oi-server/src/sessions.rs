@@ -151,10 +151,12 @@ impl Session {
 
     /// The client acknowledged chunk `id` (the store forgets it too).
     pub fn ack(&self, id: &str) {
-        if self.outbox.ack(id) {
-            if let (Some(link), Some(seq)) = (&self.store, self.outbox.seq_of(id)) {
-                link.acked(seq);
-            }
+        let acked = self.outbox.ack(id);
+        let Some(link) = self.store.as_ref().filter(|_| acked) else {
+            return;
+        };
+        if let Some(seq) = self.outbox.seq_of(id) {
+            link.acked(seq);
         }
     }
 
