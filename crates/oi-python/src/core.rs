@@ -98,7 +98,11 @@ impl Core {
 
     /// Builds the computer now, with the settings as they are (the model key it withholds).
     fn prepare(&self) {
-        self.computer.prepare(&self.interpreter.settings());
+        let settings = self.interpreter.settings();
+        // `verbose`/`debug` turn on oi's log on standard error, as `oi -v`/`--debug` do
+        // (from the first turn that has them; the log stays on for the process).
+        oi_config::logging::init(settings.verbose, settings.debug);
+        self.computer.prepare(&settings);
     }
 }
 

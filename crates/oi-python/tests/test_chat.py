@@ -203,3 +203,19 @@ def test_the_package_singleton_and_independent_instances():
     assert b.system_message != "A"
     a.messages = [{"role": "user", "type": "message", "content": "only a"}]
     assert b.messages == []
+
+
+def test_verbose_turns_on_the_log_of_the_model_requests(model, home):
+    server = model([text("hello"), text("hello again")])
+    quiet = "from interpreter import interpreter\ninterpreter.chat('hi', display=False)\n"
+    done = run_python(quiet, python_env(home, server.url), cwd=home)
+    assert done.returncode == 0, done.stderr
+    assert "sending the model request" not in done.stderr
+    loud = (
+        "from interpreter import interpreter\n"
+        "interpreter.verbose = True\n"
+        "interpreter.chat('hi', display=False)\n"
+    )
+    done = run_python(loud, python_env(home, server.url), cwd=home)
+    assert done.returncode == 0, done.stderr
+    assert "sending the model request" in done.stderr, done.stderr
