@@ -223,7 +223,9 @@ impl Nginx {
             .arg(dir.join("error.log"))
             .arg("-c")
             .arg(&conf)
-            .args(["-g", "daemon off;"])
+            // One process, no workers: killing it (also when the test dies) leaves nothing
+            // behind; the proxying is the same.
+            .args(["-g", "daemon off; master_process off;"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
