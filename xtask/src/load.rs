@@ -12,6 +12,8 @@
 //! nanoseconds). Every client socket has TCP_NODELAY: three small frames per message would
 //! otherwise wait for the server's delayed ACK (the 44 ms floor the first version measured).
 
+mod replicas;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -154,6 +156,17 @@ struct ServerProcess {
 impl ServerProcess {
     /// Starts `bin` against the model at `model_base` with a HOME of its own in `home`.
     fn start(bin: &Path, model_base: &str, home: &Path, extra: &[&str]) -> anyhow::Result<Self> {
+        Self::start_acknowledging(bin, model_base, home, extra, false)
+    }
+
+    /// [`start`](Self::start), in acknowledge mode when `acknowledge`.
+    fn start_acknowledging(
+        bin: &Path,
+        model_base: &str,
+        home: &Path,
+        extra: &[&str],
+        acknowledge: bool,
+    ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(home)?;
         let mut child = Command::new(bin)
             .args([
@@ -167,7 +180,10 @@ impl ServerProcess {
             ])
             .args(extra)
             .env("HOME", home)
-            .env_remove("INTERPRETER_REQUIRE_ACKNOWLEDGE")
+            .env(
+                "INTERPRETER_REQUIRE_ACKNOWLEDGE",
+                if acknowledge { "true" } else { "false" },
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -558,10 +574,14 @@ pub fn goals_table(windows: &[TurnWindow], bursts: &[LoadReport]) -> String {
 
 /// `cargo xtask load [--turns N] [SESSIONS…]`: the burst test for each number of sessions
 /// (default 1, 100, 1000) and the CPU per turn over `--turns` turns (default 800), with
-/// every figure beside its goal.
+/// every figure beside its goal. With `--replicas N[,M…] [--store URL]`: only the burst of
+/// new sessions over that many replicas sharing the store (see [`replicas`]).
 pub fn main(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut turns = 800;
     let mut sessions = Vec::new();
+    let mut replica_counts = Vec::new();
+    let mut store = None;
+    let mut acknowledge = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         if arg == "--turns" {
@@ -569,6 +589,28 @@ pub fn main(root: &Path, args: &[String]) -> anyhow::Result<()> {
             turns = value
                 .parse()
                 .with_context(|| format!("--turns {value}: not a whole number"))?;
+            continue;
+        }
+        if arg == "--replicas" {
+            let value = args
+                .next()
+                .context("--replicas needs a number (or a list: 1,3)")?;
+            for n in value.split(',') {
+                replica_counts.push(n.trim().parse::<usize>().with_context(|| {
+                    format!("--replicas {value}: give whole numbers, e.g. --replicas 1,3")
+                })?);
+            }
+            continue;
+        }
+        if arg == "--ack" {
+            acknowledge = true;
+            continue;
+        }
+        if arg == "--store" {
+            let value = args
+                .next()
+                .context("--store needs a URL: --store redis://127.0.0.1:6379/0")?;
+            store = Some(value.clone());
             continue;
         }
         sessions.push(
@@ -587,6 +629,25 @@ pub fn main(root: &Path, args: &[String]) -> anyhow::Result<()> {
     ))?;
     let server_bin = root.join("target/release/oi-server");
     let base = model.base_url();
+    if !replica_counts.is_empty() {
+        if replica_counts.iter().any(|n| *n > 1) && store.is_none() {
+            bail!("--replicas above 1 needs --store redis://HOST:PORT/DB (a running Redis)");
+        }
+        println!("{}", replicas::HEADER);
+        for &n in &replica_counts {
+            for &s in &sessions {
+                eprintln!("load: {s} new sessions over {n} replica(s)");
+                let setup = replicas::Setup {
+                    replicas: n,
+                    store: store.as_deref(),
+                    acknowledge,
+                };
+                let report = runtime.block_on(replicas::burst(&server_bin, &base, &setup, s))?;
+                println!("{}", replicas::row(&report));
+            }
+        }
+        return Ok(());
+    }
     eprintln!("load: CPU per turn over {turns} turns of one session");
     let with = runtime.block_on(cpu_per_turn(&server_bin, &base, turns, true))?;
     let without = runtime.block_on(cpu_per_turn(&server_bin, &base, turns, false))?;

@@ -65,6 +65,16 @@ pub struct ServerConfig {
     /// Largest input of a session not yet ended with `end`, in bytes (`--max-pending-bytes`,
     /// `INTERPRETER_MAX_PENDING_BYTES`); one message is at most `max_frame_bytes`.
     pub max_pending_bytes: usize,
+    /// The session store shared by replicas (`--store`, `INTERPRETER_STORE`):
+    /// `redis://HOST:PORT/DB`, or `memory`; none by default (sessions live in this process).
+    pub store: Option<String>,
+    /// How long a replica's lease on a session lasts unless renewed (`--lease_ttl_ms`,
+    /// `INTERPRETER_LEASE_TTL_MS`; default 5 s); renewed every third of it.
+    pub lease_ttl: Duration,
+    /// On SIGTERM with a store, how long running turns may take to finish before the
+    /// sessions are written to the store and their leases released (`--drain_seconds`,
+    /// `INTERPRETER_DRAIN_SECONDS`; default 10).
+    pub drain_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -90,6 +100,9 @@ impl Default for ServerConfig {
             max_connections: 4096,
             header_read_timeout: Duration::from_secs(10),
             max_pending_bytes: 32 * 1024 * 1024,
+            store: None,
+            lease_ttl: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -182,6 +195,13 @@ impl ServerConfig {
         }
         if let Some(n) = number(&get, "INTERPRETER_MAX_PENDING_BYTES")? {
             config.max_pending_bytes = n;
+        }
+        config.store = get("INTERPRETER_STORE").filter(|s| !s.trim().is_empty());
+        if let Some(ms) = number(&get, "INTERPRETER_LEASE_TTL_MS")? {
+            config.lease_ttl = Duration::from_millis(ms);
+        }
+        if let Some(secs) = number(&get, "INTERPRETER_DRAIN_SECONDS")? {
+            config.drain_timeout = Duration::from_secs(secs);
         }
         if let Ok(dir) = std::env::current_dir() {
             config.working_dir = dir;

@@ -30,6 +30,11 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// Its sequence number in acknowledge mode.
+    pub fn seq(&self) -> Option<u64> {
+        self.seq
+    }
+
     /// The text to send on a connection: when it asked for numbered `complete`s
     /// (`numbered` is its number in the session), a `complete` answering one of its inputs
     /// carries `"input": N`.
@@ -82,6 +87,57 @@ impl Outbox {
             prefix: format!("{prefix}-{nonce:x}"),
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// An outbox loaded from the session store: ids go on from `stored`'s prefix and
+    /// sequence number, and its chunks not yet acknowledged wait for the next connection.
+    pub fn restored(
+        acknowledge: bool,
+        timeout: Duration,
+        stored: crate::store::StoredOutbox,
+    ) -> Self {
+        let mut state = State {
+            next_seq: stored.next_seq,
+            ..State::default()
+        };
+        if acknowledge {
+            for (seq, text) in stored.frames {
+                state.next_seq = state.next_seq.max(seq);
+                let frame = Frame {
+                    seq: Some(seq),
+                    text: Utf8Bytes::from(text),
+                    answers: None,
+                };
+                state.unacked.push_back(Pending {
+                    seq,
+                    frame,
+                    sent_at: None,
+                });
+            }
+        }
+        Outbox {
+            acknowledge,
+            timeout,
+            prefix: stored.prefix,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// What every id starts with.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The last sequence number given out.
+    pub fn next_seq(&self) -> u64 {
+        self.state().next_seq
+    }
+
+    /// The sequence number in `id`, if it is one of this outbox's ids.
+    pub fn seq_of(&self, id: &str) -> Option<u64> {
+        id.strip_prefix(self.prefix.as_str())
+            .and_then(|rest| rest.strip_prefix('-'))
+            .and_then(|n| n.parse::<u64>().ok())
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {

@@ -120,6 +120,11 @@ async fn session_socket(
         )
         .into_response();
     }
+    if let Some(cluster) = state.sessions.cluster().cloned() {
+        if let Err(refusal) = crate::cluster::claim(&state, &cluster, &id).await {
+            return refusal.into_response();
+        }
+    }
     let (session, evicted) = match state.sessions.get_or_create(&id) {
         Ok(found) => found,
         Err(e) => {
@@ -145,10 +150,17 @@ async fn list_sessions(State(state): State<AppState>) -> Json<Value> {
     Json(json!({"sessions": state.sessions.list()}))
 }
 
-async fn delete_session(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    if let Some(cluster) = state.sessions.cluster().cloned() {
+        if id != DEFAULT_SESSION {
+            // The session may live in the store, served here, elsewhere or nowhere.
+            return crate::cluster::delete(&state, &cluster, &id).await;
+        }
+    }
+    delete_local(state, id).await.into_response()
+}
+
+async fn delete_local(state: AppState, id: String) -> Result<Json<Value>, ApiError> {
     if id == DEFAULT_SESSION {
         let session = state.sessions.default_session();
         session.interpreter().stop().await;

@@ -37,8 +37,22 @@ pub async fn run(
     } else if !bound.ip().is_loopback() {
         eprintln!("Note: oi is exposed beyond this machine on {bound}; clients need the key.");
     }
+    // The session store (`--store`): reached now, or the server does not start.
+    let store = match config.store.as_deref() {
+        Some(url) => Some(
+            crate::store::open(url)
+                .await
+                .map_err(|e| std::io::Error::other(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let lease_ttl = config.lease_ttl;
     // Built (the working directory opened) before clients can know the server is up.
     let state = AppState::new(config, factory);
+    if let Some(store) = store {
+        let cluster = crate::cluster::Cluster::new(store, lease_ttl);
+        state.sessions.use_cluster(std::sync::Arc::new(cluster));
+    }
     eprintln!("Server will run at http://{host}:{}", bound.port());
     crate::serve(listener, state, shutdown).await
 }

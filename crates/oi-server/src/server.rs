@@ -37,10 +37,21 @@ pub async fn serve(
         header_read_timeout: state.config.header_read_timeout,
     };
     let reaper = tokio::spawn(reap(state.clone()));
+    let cluster = state.sessions.cluster().cloned();
+    if let Some(cluster) = &cluster {
+        tokio::spawn(crate::cluster::keep_leases(state.clone(), cluster.clone()));
+    }
     let token = state.shutdown.clone();
+    let draining = state.clone();
     tokio::spawn(async move {
         tokio::select! {
-            () = shutdown => token.cancel(),
+            () = shutdown => {
+                if let Some(cluster) = &cluster {
+                    let deadline = draining.config.drain_timeout;
+                    crate::cluster::drain(&draining, cluster, deadline).await;
+                }
+                token.cancel();
+            }
             () = token.cancelled() => {}
         }
     });

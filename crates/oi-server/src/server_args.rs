@@ -53,6 +53,16 @@ pub struct ServerArgs {
     /// Most bytes of a session's input waiting for its `end` (default 32 MiB).
     #[arg(long = "max_pending_bytes")]
     pub max_pending_bytes: Option<usize>,
+    /// Session store shared by replicas: redis://HOST:PORT/DB (default INTERPRETER_STORE, or
+    /// none: sessions live in this process).
+    #[arg(long = "store", value_name = "URL")]
+    pub store: Option<String>,
+    /// Milliseconds a replica's lease on a session lasts unless renewed (default 5000).
+    #[arg(long = "lease_ttl_ms")]
+    pub lease_ttl_ms: Option<u64>,
+    /// On SIGTERM with a store: seconds running turns get to finish (default 10).
+    #[arg(long = "drain_seconds")]
+    pub drain_seconds: Option<u64>,
 }
 
 impl ServerArgs {
@@ -90,6 +100,15 @@ impl ServerArgs {
         }
         if let Some(n) = self.max_pending_bytes {
             config.max_pending_bytes = n;
+        }
+        if let Some(store) = &self.store {
+            config.store = Some(store.clone());
+        }
+        if let Some(ms) = self.lease_ttl_ms {
+            config.lease_ttl = Duration::from_millis(ms);
+        }
+        if let Some(secs) = self.drain_seconds {
+            config.drain_timeout = Duration::from_secs(secs);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use oi_core::Interpreter;
@@ -12,8 +12,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::async_interpreter::AsyncInterpreter;
+use crate::cluster::Cluster;
 use crate::config::ServerConfig;
-use crate::outbox::Outbox;
+use crate::outbox::{Frame, Outbox};
+use crate::outgoing::Outgoing;
+use crate::store_link::StoreLink;
 
 /// The id of the session behind `/`.
 pub const DEFAULT_SESSION: &str = "default";
@@ -114,6 +117,8 @@ pub struct Session {
     last_active: Mutex<Instant>,
     attached: Mutex<Option<Attached>>,
     next_connection: AtomicU64,
+    /// The session store, when this replica owns the session by a lease (`--store`).
+    store: Option<Arc<StoreLink>>,
     /// Held by the connection that is sending, so that a newcomer waits for the old sender.
     pub sender_lock: tokio::sync::Mutex<()>,
 }
@@ -134,7 +139,41 @@ impl Session {
             last_active: Mutex::new(Instant::now()),
             attached: Mutex::new(None),
             next_connection: AtomicU64::new(1),
+            store: None,
             sender_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The session's link to the store, when it has one.
+    pub fn store(&self) -> Option<&Arc<StoreLink>> {
+        self.store.as_ref()
+    }
+
+    /// The client acknowledged chunk `id` (the store forgets it too).
+    pub fn ack(&self, id: &str) {
+        let acked = self.outbox.ack(id);
+        let Some(link) = self.store.as_ref().filter(|_| acked) else {
+            return;
+        };
+        if let Some(seq) = self.outbox.seq_of(id) {
+            link.acked(seq);
+        }
+    }
+
+    /// With a store: writes acknowledge-mode `frames` before they are sent, and has the
+    /// conversation written when `batch` starts, ends or completes a message. Without one,
+    /// does nothing.
+    pub async fn persist(&self, batch: &[Outgoing], frames: &[Frame]) {
+        let Some(link) = &self.store else { return };
+        if self.outbox.acknowledge() {
+            if let Err(e) = link.put_frames(&self.outbox, frames).await {
+                link.report(&self.interpreter, &e);
+            }
+        }
+        if batch.iter().any(|out| {
+            out.chunk.start || out.chunk.end || out.answers.is_some() || is_complete(&out.chunk)
+        }) {
+            link.changed();
         }
     }
 
@@ -200,6 +239,7 @@ impl Session {
 
     /// Ends the session: closes its connection, stops its turn, kills its processes.
     pub async fn shutdown(&self) {
+        let busy = self.interpreter.running();
         let attached = lock(&self.attached).take();
         if let Some(attached) = attached {
             *lock(&attached.reason) = Some(CloseReason::SessionEnded);
@@ -207,11 +247,28 @@ impl Session {
         }
         self.interpreter.stop().await;
         self.interpreter.interpreter().computer().terminate().await;
+        if let Some(link) = &self.store {
+            link.close(&self.interpreter, busy).await;
+        }
     }
 
     fn idle_for(&self, now: Instant) -> Duration {
         now.saturating_duration_since(*lock(&self.last_active))
     }
+}
+
+fn is_complete(chunk: &oi_core::Chunk) -> bool {
+    *chunk == oi_core::Chunk::complete()
+}
+
+/// A session loaded from the store, to be served here.
+pub struct Restored {
+    /// Its conversation.
+    pub messages: Vec<oi_core::Message>,
+    /// Its settings (the replica's own credentials are kept).
+    pub settings: Option<oi_core::Settings>,
+    /// Its acknowledge-mode outbox.
+    pub outbox: Option<crate::store::StoredOutbox>,
 }
 
 /// What `GET /sessions` says about one session.
@@ -232,6 +289,7 @@ pub struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
     factory: InterpreterFactory,
     config: Arc<ServerConfig>,
+    cluster: OnceLock<Arc<Cluster>>,
 }
 
 /// Whether `id` is a usable session id.
@@ -252,6 +310,88 @@ impl Sessions {
             map: Mutex::new(map),
             factory,
             config,
+            cluster: OnceLock::new(),
+        }
+    }
+
+    /// Serves sessions under leases in `cluster`'s store from now on (set once, at start).
+    pub fn use_cluster(&self, cluster: Arc<Cluster>) {
+        let _ = self.cluster.set(cluster);
+    }
+
+    /// The cluster, when a store is configured.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.get()
+    }
+
+    /// Serves session `id`, loaded from the store, here under the lease held by `link`. When
+    /// the registry is full, the longest-idle unconnected session is evicted (returned, to be
+    /// shut down by the caller).
+    pub fn adopt(
+        &self,
+        id: &str,
+        restored: Restored,
+        link: Arc<StoreLink>,
+    ) -> Result<(Arc<Session>, Option<Arc<Session>>), SessionError> {
+        let mut map = lock(&self.map);
+        let evicted = self.make_room(&mut map)?;
+        let interpreter = (self.factory)();
+        if let Some(mut settings) = restored.settings {
+            let own = interpreter.settings().llm;
+            settings.llm.api_key = own.api_key;
+            settings.llm.api_base = own.api_base;
+            *interpreter.settings_mut() = settings;
+        }
+        interpreter.set_messages(restored.messages);
+        let mut session = Session::new(id, interpreter, &self.config);
+        if let Some(outbox) = restored.outbox {
+            session.outbox = Outbox::restored(
+                self.config.require_acknowledge,
+                self.config.ack_timeout,
+                outbox,
+            );
+        }
+        link.start(session.interpreter.clone());
+        session.store = Some(link);
+        let session = Arc::new(session);
+        map.insert(id.to_owned(), session.clone());
+        Ok((session, evicted))
+    }
+
+    /// Every live session.
+    pub fn all(&self) -> Vec<Arc<Session>> {
+        lock(&self.map).values().cloned().collect()
+    }
+
+    /// Removes `session` if it is still the one registered under its id.
+    pub fn remove_exact(&self, session: &Arc<Session>) -> bool {
+        let mut map = lock(&self.map);
+        let same = map
+            .get(&session.id)
+            .is_some_and(|s| Arc::ptr_eq(s, session));
+        if same {
+            map.remove(&session.id);
+        }
+        same
+    }
+
+    /// Makes room for one more session: evicts the longest-idle unconnected one when full.
+    fn make_room(
+        &self,
+        map: &mut HashMap<String, Arc<Session>>,
+    ) -> Result<Option<Arc<Session>>, SessionError> {
+        if map.len() < self.config.max_sessions.max(1) {
+            return Ok(None);
+        }
+        let now = Instant::now();
+        let victim = map
+            .values()
+            .filter(|s| s.id != DEFAULT_SESSION && !s.connected())
+            .max_by_key(|s| s.idle_for(now))
+            .map(|s| s.id.clone());
+        match victim {
+            Some(victim) => Ok(map.remove(&victim)),
+            None => Err(SessionError::Full(self.config.max_sessions)),
         }
     }
 
@@ -289,19 +429,7 @@ impl Sessions {
         if let Some(session) = map.get(id) {
             return Ok((session.clone(), None));
         }
-        let mut evicted = None;
-        if map.len() >= self.config.max_sessions.max(1) {
-            let now = Instant::now();
-            let victim = map
-                .values()
-                .filter(|s| s.id != DEFAULT_SESSION && !s.connected())
-                .max_by_key(|s| s.idle_for(now))
-                .map(|s| s.id.clone());
-            let Some(victim) = victim else {
-                return Err(SessionError::Full(self.config.max_sessions));
-            };
-            evicted = map.remove(&victim);
-        }
+        let evicted = self.make_room(&mut map)?;
         let session = Arc::new(Session::new(id, (self.factory)(), &self.config));
         map.insert(id.to_owned(), session.clone());
         Ok((session, evicted))

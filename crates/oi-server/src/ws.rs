@@ -221,7 +221,7 @@ async fn read_loop(
         match parse_client_frame(text.as_str()) {
             Ok(ClientFrame::Ack(id)) => {
                 if let Some(id) = id {
-                    session.outbox().ack(&id);
+                    session.ack(&id);
                 }
             }
             Ok(ClientFrame::Auth(key)) => {
@@ -286,7 +286,7 @@ async fn drain_acks(stream: &mut SplitStream<WebSocket>, session: &Session) {
             continue;
         };
         if let Ok(ClientFrame::Ack(Some(id))) = parse_client_frame(text.as_str()) {
-            session.outbox().ack(&id);
+            session.ack(&id);
         }
     }
 }
@@ -443,6 +443,7 @@ async fn pump(
                 }
                 session.touch();
                 let frames: Vec<Frame> = batch.iter().map(|out| outbox.prepare_out(out)).collect();
+                session.persist(&batch, &frames).await;
                 if !send_frames(sink, &frames, numbered, stop).await {
                     for frame in frames {
                         outbox.failed(frame);
