@@ -7,31 +7,21 @@
 //! console message and the conversation goes on.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use oi_core::{Chunk, Message};
 
 use crate::error::ApiError;
-use crate::sessions::{Restored, SessionError, valid_id};
-use crate::state::AppState;
-use crate::store::{Acquired, SessionStore, StoreError, Stored};
+pub use crate::replica::Cluster;
+use crate::sessions::{Restored, SessionError, Sessions, valid_id};
+use crate::store::{Acquired, StoreError, Stored};
 use crate::store_link::StoreLink;
 
 /// What the new owner of a session says when its previous owner died mid-turn.
 pub const LOST_RUN_NOTE: &str = "The server that was running this session's code stopped; \
      that code and any output it had not sent are gone. The conversation goes on here.";
-
-/// This replica's view of the store: its leases and whether it is draining.
-pub struct Cluster {
-    store: Arc<dyn SessionStore>,
-    replica: String,
-    ttl: Duration,
-    next_token: AtomicU64,
-    draining: AtomicBool,
-}
 
 /// Why a session cannot be served here now.
 #[derive(Debug)]
@@ -86,46 +76,14 @@ impl IntoResponse for Refusal {
     }
 }
 
-impl Cluster {
-    /// A replica over `store` whose leases last `ttl`.
-    pub fn new(store: Arc<dyn SessionStore>, ttl: Duration) -> Self {
-        let nonce = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        Cluster {
-            store,
-            replica: format!("{}-{nonce:x}", std::process::id()),
-            ttl,
-            next_token: AtomicU64::new(1),
-            draining: AtomicBool::new(false),
-        }
-    }
-
-    /// The lease TTL.
-    pub fn ttl(&self) -> Duration {
-        self.ttl
-    }
-
-    /// Whether this replica is draining (takes no new sessions).
-    pub fn draining(&self) -> bool {
-        self.draining.load(Ordering::SeqCst)
-    }
-
-    fn token(&self) -> String {
-        let n = self.next_token.fetch_add(1, Ordering::Relaxed);
-        format!("{}-{n}", self.replica)
-    }
-}
-
 /// Makes sure session `id` is served here: it already is, or its lease is taken now and the
 /// session loaded from the store.
-pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), Refusal> {
+pub async fn claim(sessions: &Sessions, cluster: &Cluster, id: &str) -> Result<(), Refusal> {
     if cluster.draining() {
         // Even a session served here: it moves to another replica once the drain ends.
         return Err(Refusal::Draining);
     }
-    if let Some(session) = state.sessions.get(id) {
+    if let Some(session) = sessions.get(id) {
         let lost = session
             .store()
             .is_some_and(|link| link.lost().is_cancelled());
@@ -133,7 +91,7 @@ pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), 
             return Ok(());
         }
         // Its lease is gone (the renewal task has not ended it yet): not served here.
-        if state.sessions.remove_exact(&session) {
+        if sessions.remove_exact(&session) {
             tokio::spawn(async move { session.shutdown().await });
         }
     }
@@ -142,14 +100,14 @@ pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), 
         return Ok(());
     }
     let token = cluster.token();
-    let store = &cluster.store;
+    let store = cluster.store();
     match store
-        .acquire(id, &token, cluster.ttl)
+        .acquire(id, &token, cluster.ttl())
         .await
         .map_err(Refusal::Store)?
     {
         Acquired::Won => {}
-        Acquired::Held(_) if state.sessions.get(id).is_some() => return Ok(()),
+        Acquired::Held(_) if sessions.get(id).is_some() => return Ok(()),
         Acquired::Held(left) => {
             return Err(Refusal::Held {
                 id: id.to_owned(),
@@ -169,7 +127,7 @@ pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), 
         }
     };
     let link = StoreLink::new(store.clone(), id, token.clone());
-    let (session, evicted) = match state.sessions.adopt(id, restored, link.clone()) {
+    let (session, evicted) = match sessions.adopt(id, restored, link.clone()) {
         Ok(adopted) => adopted,
         Err(e) => {
             let _ = store.release(id, &token).await;
@@ -191,15 +149,15 @@ pub async fn claim(state: &AppState, cluster: &Cluster, id: &str) -> Result<(), 
 /// `DELETE /sessions/{id}` with a store: ends the session if it is served here, then takes
 /// its lease and deletes what the store holds. 409 while another replica serves it, 404 when
 /// the store holds nothing for it.
-pub async fn delete(state: &AppState, cluster: &Cluster, id: &str) -> Response {
-    let local = state.sessions.remove(id);
+pub async fn delete(sessions: &Sessions, cluster: &Cluster, id: &str) -> Response {
+    let local = sessions.remove(id);
     let was_local = local.is_some();
     if let Some(session) = local {
         session.shutdown().await;
     }
     let token = cluster.token();
-    let store = &cluster.store;
-    match store.acquire(id, &token, cluster.ttl).await {
+    let store = cluster.store();
+    match store.acquire(id, &token, cluster.ttl()).await {
         Ok(Acquired::Won) => {}
         Ok(Acquired::Held(left)) => {
             return Refusal::Held {
@@ -262,15 +220,18 @@ fn restore(id: &str, stored: Stored) -> Result<(Restored, bool), StoreError> {
 
 /// Renews this replica's leases every TTL/3 until shutdown. A session whose lease is lost
 /// (another replica holds it, or the store was unreachable for a whole TTL) is closed here.
-pub async fn keep_leases(state: AppState, cluster: Arc<Cluster>) {
-    let every = (cluster.ttl / 3).max(Duration::from_millis(10));
+pub async fn keep_leases(
+    sessions: Arc<Sessions>,
+    shutdown: tokio_util::sync::CancellationToken,
+    cluster: Arc<Cluster>,
+) {
+    let every = (cluster.ttl() / 3).max(Duration::from_millis(10));
     loop {
         tokio::select! {
             () = tokio::time::sleep(every) => {}
-            () = state.shutdown.cancelled() => return,
+            () = shutdown.cancelled() => return,
         }
-        let owned: Vec<_> = state
-            .sessions
+        let owned: Vec<_> = sessions
             .all()
             .into_iter()
             .filter_map(|s| s.store().cloned().map(|link| (s, link)))
@@ -278,7 +239,7 @@ pub async fn keep_leases(state: AppState, cluster: Arc<Cluster>) {
         let renewals = owned.iter().map(|(_, link)| async {
             let renewed = link
                 .store()
-                .renew(link.id(), link.token(), cluster.ttl)
+                .renew(link.id(), link.token(), cluster.ttl())
                 .await;
             match renewed {
                 Ok(true) => {
@@ -286,7 +247,7 @@ pub async fn keep_leases(state: AppState, cluster: Arc<Cluster>) {
                     true
                 }
                 Ok(false) => false,
-                Err(_) => link.last_renewed().elapsed() < cluster.ttl,
+                Err(_) => link.last_renewed().elapsed() < cluster.ttl(),
             }
         });
         let kept = futures::future::join_all(renewals).await;
@@ -295,7 +256,7 @@ pub async fn keep_leases(state: AppState, cluster: Arc<Cluster>) {
                 continue;
             }
             link.lost().cancel();
-            if state.sessions.remove_exact(&session) {
+            if sessions.remove_exact(&session) {
                 eprintln!(
                     "lost the lease of session {}: another replica serves it now",
                     session.id()
@@ -309,16 +270,10 @@ pub async fn keep_leases(state: AppState, cluster: Arc<Cluster>) {
 /// Drains this replica: no new sessions from now on; waits up to `deadline` for the running
 /// turns to finish. The caller then closes the connections and shuts the sessions down
 /// (which writes them to the store and releases their leases).
-pub async fn drain(state: &AppState, cluster: &Cluster, deadline: Duration) {
-    cluster.draining.store(true, Ordering::SeqCst);
+pub async fn drain(sessions: &Sessions, cluster: &Cluster, deadline: Duration) {
+    cluster.start_draining();
     let until = Instant::now() + deadline;
-    while Instant::now() < until
-        && state
-            .sessions
-            .all()
-            .iter()
-            .any(|s| s.interpreter().running())
-    {
+    while Instant::now() < until && sessions.all().iter().any(|s| s.interpreter().running()) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -35,6 +35,7 @@ pub mod origin;
 pub mod outbox;
 pub mod outgoing;
 pub mod redis_store;
+pub mod replica;
 pub mod routes;
 pub mod run;
 pub mod server;
@@ -44,6 +45,7 @@ pub mod settings_patch;
 pub mod state;
 pub mod store;
 pub mod store_link;
+pub mod store_open;
 mod turns;
 pub mod ws;
 

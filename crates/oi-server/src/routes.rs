@@ -121,7 +121,7 @@ async fn session_socket(
         .into_response();
     }
     if let Some(cluster) = state.sessions.cluster().cloned() {
-        if let Err(refusal) = crate::cluster::claim(&state, &cluster, &id).await {
+        if let Err(refusal) = crate::cluster::claim(&state.sessions, &cluster, &id).await {
             return refusal.into_response();
         }
     }
@@ -154,7 +154,7 @@ async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -
     if let Some(cluster) = state.sessions.cluster().cloned() {
         if id != DEFAULT_SESSION {
             // The session may live in the store, served here, elsewhere or nowhere.
-            return crate::cluster::delete(&state, &cluster, &id).await;
+            return crate::cluster::delete(&state.sessions, &cluster, &id).await;
         }
     }
     delete_local(state, id).await.into_response()

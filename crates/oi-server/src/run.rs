@@ -40,7 +40,7 @@ pub async fn run(
     // The session store (`--store`): reached now, or the server does not start.
     let store = match config.store.as_deref() {
         Some(url) => Some(
-            crate::store::open(url)
+            crate::store_open::open(url)
                 .await
                 .map_err(|e| std::io::Error::other(e.to_string()))?,
         ),

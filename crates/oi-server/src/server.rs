@@ -39,7 +39,11 @@ pub async fn serve(
     let reaper = tokio::spawn(reap(state.clone()));
     let cluster = state.sessions.cluster().cloned();
     if let Some(cluster) = &cluster {
-        tokio::spawn(crate::cluster::keep_leases(state.clone(), cluster.clone()));
+        tokio::spawn(crate::cluster::keep_leases(
+            state.sessions.clone(),
+            state.shutdown.clone(),
+            cluster.clone(),
+        ));
     }
     let token = state.shutdown.clone();
     let draining = state.clone();
@@ -48,7 +52,7 @@ pub async fn serve(
             () = shutdown => {
                 if let Some(cluster) = &cluster {
                     let deadline = draining.config.drain_timeout;
-                    crate::cluster::drain(&draining, cluster, deadline).await;
+                    crate::cluster::drain(&draining.sessions, cluster, deadline).await;
                 }
                 token.cancel();
             }

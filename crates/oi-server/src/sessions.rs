@@ -12,10 +12,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::async_interpreter::AsyncInterpreter;
-use crate::cluster::Cluster;
 use crate::config::ServerConfig;
 use crate::outbox::{Frame, Outbox};
 use crate::outgoing::Outgoing;
+use crate::replica::Cluster;
 use crate::store_link::StoreLink;
 
 /// The id of the session behind `/`.

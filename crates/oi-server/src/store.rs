@@ -3,7 +3,8 @@
 //! every chunk before it is sent and every ack; the next replica to own the session loads it.
 //!
 //! Two stores implement [`SessionStore`]: [`MemoryStore`] (one process; what tests and
-//! `--store memory` use) and [`crate::redis_store::RedisStore`] (`--store redis://…`). Without
+//! `--store memory` use) and `RedisStore` (redis_store.rs, `--store redis://…`; store_open.rs
+//! opens the one `--store` names). Without
 //! `--store` no store is involved at all: sessions live in the process, as before.
 //!
 //! Every write carries the writer's lease token and is refused (`Ok(false)`) when the lease
@@ -98,19 +99,6 @@ pub trait SessionStore: Send + Sync {
     fn ack(&self, id: &str, token: &str, seqs: Vec<u64>) -> StoreFuture<bool>;
     /// Deletes everything stored for `id` (the session was deleted).
     fn forget(&self, id: &str) -> StoreFuture<()>;
-}
-
-/// Opens the store named by `url`: `redis://…` (or `rediss://…`) or `memory`.
-pub async fn open(url: &str) -> Result<Arc<dyn SessionStore>, StoreError> {
-    let trimmed = url.trim();
-    if trimmed == "memory" || trimmed == "memory://" {
-        return Ok(Arc::new(MemoryStore::default()));
-    }
-    if trimmed.starts_with("redis://") || trimmed.starts_with("rediss://") {
-        let store = crate::redis_store::RedisStore::connect(trimmed).await?;
-        return Ok(Arc::new(store));
-    }
-    Err(StoreError::BadUrl(url.to_owned()))
 }
 
 #[derive(Debug, Default)]
@@ -280,11 +268,5 @@ mod tests {
         std::thread::sleep(Duration::from_millis(40));
         assert!(!store.renew("s", "a", short).await.unwrap());
         assert_eq!(store.acquire("s", "b", short).await.unwrap(), Acquired::Won);
-    }
-
-    #[tokio::test]
-    async fn unknown_urls_are_refused_clearly() {
-        let err = open("postgres://x").await.err().unwrap();
-        assert!(err.to_string().contains("redis://HOST:PORT/DB"), "{err}");
     }
 }

@@ -134,9 +134,26 @@ impl Action {
     }
 }
 
-/// The whole messages among `frames`.
+/// The whole messages among `frames`. oi's context note (said once per conversation, at the
+/// start of the reply's text, when trimming first leaves old messages out: a long soak
+/// session outgrows the window) is taken off the message it starts, so the reply itself is
+/// compared.
 fn whole_blocks(frames: &[Value]) -> Vec<Block> {
-    blocks(frames).into_iter().filter(|b| b.whole).collect()
+    blocks(frames)
+        .into_iter()
+        .filter(|b| b.whole)
+        .map(without_context_note)
+        .collect()
+}
+
+/// `block` without a leading context note (`oi_llm::context_note`).
+fn without_context_note(mut block: Block) -> Block {
+    let noted =
+        block.kind == "message" && block.content.starts_with(oi_llm::context_note::NOTE_PREFIX);
+    if let Some(end) = block.content.find("\n\n").filter(|_| noted) {
+        block.content = block.content[end + 2..].to_owned();
+    }
+    block
 }
 
 /// Checks `frames` (a client's own turn) against the messages expected. Console output that
