@@ -210,7 +210,30 @@ impl Bench {
     }
 
     fn cli_turn(&self, message: &str) -> anyhow::Result<Row> {
-        let server = self.server(Script::calculator())?;
+        let what = format!("one turn, CLI one-shot: \"{message}\"");
+        self.cli_turn_with(Script::calculator(), message, what)
+    }
+
+    /// A one-shot turn whose code is a shell block (`echo hi`) and whose answer follows its
+    /// output: what ending a shell session costs at exit (issue 17's goal: ≤ 40 ms).
+    fn shell_turn(&self) -> anyhow::Result<Row> {
+        let script = Script::responder(|body| {
+            let after_code = body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .is_some_and(|last| last["role"] == "tool");
+            if after_code {
+                Reply::text("Done.")
+            } else {
+                Reply::tool_call("shell", "echo hi")
+            }
+        });
+        let what = "one turn, CLI one-shot that ran a shell block (goal ≤ 40 ms)".to_owned();
+        self.cli_turn_with(script, "run echo hi", what)
+    }
+
+    fn cli_turn_with(&self, script: Script, message: &str, what: String) -> anyhow::Result<Row> {
+        let server = self.server(script)?;
         let base = server.base_url();
         let oi = self.repeat(|| {
             let sample = measure::run(
@@ -258,7 +281,7 @@ impl Bench {
             None => Vec::new(),
         };
         Ok(Row {
-            what: format!("one turn, CLI one-shot: \"{message}\""),
+            what,
             unit: "ms",
             oi,
             original,
@@ -559,6 +582,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut rows = vec![bench.startup("--version")?, bench.startup("--help")?];
     let message = "compute 239023*79043";
     rows.push(bench.cli_turn(message)?);
+    rows.push(bench.shell_turn()?);
     let (oi, original) = bench.library_turns(Script::calculator, message)?;
     rows.push(Row {
         what: format!("one turn, library API: \"{message}\" (whole process)"),
