@@ -217,6 +217,14 @@ fn is_output(frame: &Value) -> bool {
     frame["format"] == "output"
 }
 
+/// Console output that is a note of oi's computer (`[oi: the Python session exited…]`).
+fn is_computer_note(frame: &Value) -> bool {
+    is_output(frame)
+        && frame["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("[oi: "))
+}
+
 async fn text(client: &mut Client) -> anyhow::Result<Outcome> {
     let nonce = client.nonce();
     client.ping().await;
@@ -297,6 +305,9 @@ async fn stop(client: &mut Client) -> anyhow::Result<Outcome> {
         .await?;
     // Stop at a random point: at once, after a few chunks, once the code runs.
     let point = client.rng.below(4);
+    // Whether the code's output was a note of oi's computer instead of the sleep (the Python
+    // session was replaced under it): then the turn may end on its own before the stop.
+    let noted = std::sync::atomic::AtomicBool::new(false);
     let reached = match point {
         0 => Ok(true),
         1 => read_until(client, 1, |_| true).await,
@@ -306,7 +317,13 @@ async fn stop(client: &mut Client) -> anyhow::Result<Outcome> {
             })
             .await
         }
-        _ => read_until(client, 200, is_output).await,
+        _ => {
+            read_until(client, 200, |f| {
+                noted.store(is_computer_note(f), std::sync::atomic::Ordering::Relaxed);
+                is_output(f)
+            })
+            .await
+        }
     };
     if let Err(lost) = reached {
         client.lost("stop", number, &lost);
@@ -325,10 +342,20 @@ async fn stop(client: &mut Client) -> anyhow::Result<Outcome> {
         client.violation("stop", format!("the stop was answered after {took:?}"));
         ok = false;
     }
-    if frames
+    let completed = frames
         .iter()
-        .any(|f| f["content"] == "complete" && f["input"].as_u64() == Some(number))
-    {
+        .any(|f| f["content"] == "complete" && f["input"].as_u64() == Some(number));
+    let ended_early =
+        noted.load(std::sync::atomic::Ordering::Relaxed) || frames.iter().any(is_computer_note);
+    if completed && ended_early {
+        // The code did not run its sleep: its turn ended before the stop came (the order
+        // protocol §3.7 allows); no fault of the server.
+        let note = frames.iter().find(|f| is_computer_note(f));
+        let text = note
+            .and_then(|f| f["content"].as_str())
+            .unwrap_or("[oi: …]");
+        client.tally_mut().computer_note(text);
+    } else if completed {
         client.violation("stop", "the stopped turn sent its complete after all");
         ok = false;
     }
