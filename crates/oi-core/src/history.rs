@@ -49,11 +49,17 @@ pub fn conversation_filename(messages: &[Message], now: chrono::DateTime<chrono:
 
 /// Writes `messages` as a JSON list to `dir/filename`, atomically.
 pub fn save(dir: &Path, filename: &str, messages: &[Message]) -> Result<PathBuf, HistoryError> {
-    let json = serde_json::to_vec(messages).map_err(|e| HistoryError::Invalid {
+    let json = to_json(dir, filename, messages)?;
+    save_json(dir, filename, &json)
+}
+
+/// `messages` as the JSON list a conversation file holds (`dir/filename` names it in the
+/// error), for [`save_json`].
+pub fn to_json(dir: &Path, filename: &str, messages: &[Message]) -> Result<Vec<u8>, HistoryError> {
+    serde_json::to_vec(messages).map_err(|e| HistoryError::Invalid {
         path: dir.join(filename),
         reason: e.to_string(),
-    })?;
-    save_json(dir, filename, &json)
+    })
 }
 
 /// Writes a conversation already written as a JSON list (`json`) to `dir/filename`,

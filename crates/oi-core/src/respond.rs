@@ -268,11 +268,7 @@ fn save_history(ctx: &TurnContext) -> Result<(), TurnError> {
         let name = named.unwrap_or_else(|| {
             crate::history::conversation_filename(&messages, chrono::Local::now())
         });
-        let json =
-            serde_json::to_vec(&*messages).map_err(|e| crate::history::HistoryError::Invalid {
-                path: dir.join(&name),
-                reason: e.to_string(),
-            })?;
+        let json = crate::history::to_json(&dir, &name, &messages)?;
         (json, name)
     };
     let filename = ctx

@@ -7,39 +7,16 @@
 #![cfg(feature = "local")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use oi_core::{Interpreter, Kind, Role, Settings};
-use oi_llm::Env;
-use oi_llm::local::{LocalModel, LocalProvider};
-use oi_llm::local_model::{LOCAL_SYSTEM_MESSAGE, default_model_path};
+use oi_llm::local::LocalProvider;
+use oi_llm::local_model::LOCAL_SYSTEM_MESSAGE;
 
-/// The model, loaded once for the whole test binary (as a program loads it once).
-static MODEL: OnceLock<Option<Arc<LocalModel>>> = OnceLock::new();
-
-/// The shared model, or `None` (with the reason printed) when its file is absent.
-fn model() -> Option<Arc<LocalModel>> {
-    MODEL
-        .get_or_init(|| {
-            let path = default_model_path(&Env::from_process()).expect("a data directory");
-            if !path.is_file() {
-                eprintln!(
-                    "SKIPPED: the local model {} is absent; run `cargo xtask fetch-model` (or set OI_MODEL_PATH)",
-                    path.display()
-                );
-                return None;
-            }
-            let model = LocalModel::load(&path).unwrap();
-            eprintln!("model load: {:.2} s", model.load_time().as_secs_f64());
-            Some(model)
-        })
-        .clone()
-}
-
-const QUESTION: &str = "Use Python to compute 239023*79043, then tell me the result.";
-const ANSWER: &str = "18893094989";
+mod local_support;
+use local_support::{ANSWER, QUESTION, model};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_model_runs_python_and_reports_the_output() {
