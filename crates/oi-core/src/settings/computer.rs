@@ -151,8 +151,47 @@ impl SandboxPolicy {
                 .any(|name| !self.pass_env.contains(name))
             || (self.mode == SandboxMode::Workspace
                 && other.mode == SandboxMode::Workspace
-                && !other.workspace.starts_with(&self.workspace))
+                && !normalized(&other.workspace).starts_with(normalized(&self.workspace)))
     }
+}
+
+/// `path` as the kernel would resolve it, for comparisons: relative paths are taken from the
+/// current directory, the longest prefix that exists is canonicalised (links and `..`
+/// followed as the kernel follows them), and the rest is normalised lexically (`.` dropped,
+/// `..` removes the previous component). `Path::starts_with` compares components as
+/// written, so `/srv/w/../../etc` would otherwise count as beneath `/srv/w`.
+pub fn normalized(path: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(path)
+    };
+    let components: Vec<Component<'_>> = absolute.components().collect();
+    // The longest existing prefix, canonicalised.
+    let mut split = components.len();
+    let mut base = None;
+    while split > 0 {
+        let prefix: PathBuf = components[..split].iter().collect();
+        if let Ok(real) = prefix.canonicalize() {
+            base = Some(real);
+            break;
+        }
+        split -= 1;
+    }
+    let mut out = base.unwrap_or_else(|| PathBuf::from("/"));
+    for component in &components[split..] {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
 }
 
 /// Limits for each session; `None` means unlimited.
@@ -235,6 +274,31 @@ mod tests {
         assert!(server.is_loosened_by(&server.clone().with_unsandboxed_fallback(true)));
         assert!(server.is_loosened_by(&server.clone().with_pass_env("OPENAI_API_KEY")));
         assert!(!server.is_loosened_by(&server.clone().with_workspace("/srv/w/sub")));
+        // `..` and `.` do not hide a way out, nor do links.
+        for out in ["/srv/w/../../etc", "/srv/w/sub/../..", "/srv/w/./../x", "/srv/w/a/b/../../../"] {
+            assert!(server.is_loosened_by(&server.clone().with_workspace(out)), "{out}");
+        }
+        assert!(!server.is_loosened_by(&server.clone().with_workspace("/srv/w/a/../b/./c")));
+    }
+
+    #[test]
+    fn a_link_out_of_the_workspace_is_a_loosening() {
+        let Ok(top) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let work = top.path().join("w");
+        let _ = std::fs::create_dir_all(work.join("sub"));
+        let _ = std::os::unix::fs::symlink("/", work.join("out"));
+        let server = SandboxPolicy::new(SandboxMode::Workspace).with_workspace(&work);
+        let loosened = |p: PathBuf| server.is_loosened_by(&server.clone().with_workspace(p));
+        let results = (
+            loosened(work.join("out")),
+            loosened(work.join("out/srv")),
+            loosened(work.join("sub/../..")),
+            loosened(work.join("sub")),
+            loosened(work.join("sub/new/dir")),
+        );
+        assert_eq!(results, (true, true, true, false, false));
         assert!(
             !server.is_loosened_by(&SandboxPolicy::new(SandboxMode::ReadOnly).with_network(false))
         );

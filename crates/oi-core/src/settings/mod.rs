@@ -61,6 +61,14 @@ pub struct LlmSettings {
     pub api_base: Option<String>,
     /// The provider's API key.
     pub api_key: Option<String>,
+    /// The endpoint (`provider base-URL`, as `oi_llm::endpoint::key_target` names it) that
+    /// `api_key` was configured for: when set, the key is sent only to that endpoint, so that
+    /// a client who points the model elsewhere (`POST /settings {"llm": {"model":
+    /// "ollama/x"}}`) does not receive it. `None`: not bound (the CLI, where the user who
+    /// typed the key also picks the model). Never serialised: neither read from a profile, a
+    /// patch or a store nor shown.
+    #[serde(skip)]
+    pub api_key_for: Option<String>,
     /// Azure-style API version.
     pub api_version: Option<String>,
     /// Spending cap in USD.
@@ -79,6 +87,7 @@ impl Default for LlmSettings {
             max_tokens: None,
             api_base: None,
             api_key: None,
+            api_key_for: None,
             api_version: None,
             max_budget: None,
         }
