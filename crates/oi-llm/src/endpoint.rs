@@ -61,9 +61,46 @@ fn openai() -> Result<&'static Provider, ModelError> {
 /// (required for OpenAI itself). An unknown prefix without `api_base` is an error listing the
 /// known ones.
 pub fn resolve(llm: &LlmSettings, env: &Env) -> Result<Endpoint, ModelError> {
+    let Route {
+        provider,
+        model,
+        base,
+        default_base,
+    } = route(llm, env)?;
+    let base = base.as_str();
+    // `llm.api_key` only where it was configured to go (crate::key_binding).
+    let explicit_key = crate::key_binding::key_for(llm, base);
+    let api_key = explicit_key.or_else(|| first_var(env, provider.key_vars).map(str::to_owned));
+    let needs_key = provider.key_required && (default_base || is_openai(base));
+    if api_key.is_none() && needs_key {
+        return Err(providers::missing_key(provider));
+    }
+    let url = chat_url(provider, base, &model, llm, env);
+    Ok(Endpoint {
+        url,
+        model,
+        api_key,
+        key_header: provider.key_header,
+    })
+}
+
+/// Where a request for `llm` goes: the provider, the model name it is sent, the base URL
+/// (no trailing `/`) and whether that is the provider's default.
+struct Route {
+    provider: &'static Provider,
+    model: String,
+    base: String,
+    default_base: bool,
+}
+
+/// The base URL (no trailing `/`) that `llm`'s OpenAI-compatible requests go to.
+pub(crate) fn base_url(llm: &LlmSettings, env: &Env) -> Result<String, ModelError> {
+    route(llm, env).map(|route| route.base)
+}
+
+fn route(llm: &LlmSettings, env: &Env) -> Result<Route, ModelError> {
     let model_in = llm.model.trim();
     let explicit_base = given(llm.api_base.as_deref());
-    let explicit_key = given(llm.api_key.as_deref()).map(str::to_owned);
     let (provider, model) = match providers::split(model_in) {
         Some((provider, rest)) if provider.wire == ProviderWire::OpenAiCompatible => {
             (provider, providers::model_name(provider, rest))
@@ -82,18 +119,11 @@ pub fn resolve(llm: &LlmSettings, env: &Env) -> Result<Endpoint, ModelError> {
         ));
     }
     let (base, default_base) = base_for(provider, explicit_base, env)?;
-    let base = base.trim_end_matches('/');
-    let api_key = explicit_key.or_else(|| first_var(env, provider.key_vars).map(str::to_owned));
-    let needs_key = provider.key_required && (default_base || is_openai(base));
-    if api_key.is_none() && needs_key {
-        return Err(providers::missing_key(provider));
-    }
-    let url = chat_url(provider, base, &model, llm, env);
-    Ok(Endpoint {
-        url,
+    Ok(Route {
+        provider,
         model,
-        api_key,
-        key_header: provider.key_header,
+        base: base.trim_end_matches('/').to_owned(),
+        default_base,
     })
 }
 

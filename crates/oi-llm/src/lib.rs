@@ -17,6 +17,7 @@ pub mod endpoint;
 pub mod env;
 pub mod image_shrink;
 pub mod images;
+pub mod key_binding;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod local_model;

@@ -28,6 +28,23 @@ pub fn anthropic_model_name(model: &str) -> String {
     crate::model_table::resolve_alias(name).to_owned()
 }
 
+fn explicit_base(llm: &LlmSettings) -> Option<&str> {
+    llm.api_base
+        .as_deref()
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+}
+
+/// The base URL (no trailing `/`) that `llm`'s Messages requests go to: `llm.api_base`,
+/// `ANTHROPIC_BASE_URL` or Anthropic's.
+pub(crate) fn base_url(llm: &LlmSettings, env: &Env) -> String {
+    explicit_base(llm)
+        .or_else(|| env.get("ANTHROPIC_BASE_URL"))
+        .unwrap_or(ANTHROPIC_BASE)
+        .trim_end_matches('/')
+        .to_owned()
+}
+
 /// Resolves where `llm` sends Messages requests: base `llm.api_base`, `ANTHROPIC_BASE_URL` or
 /// Anthropic's; key `llm.api_key` or `ANTHROPIC_API_KEY`, required for Anthropic's own API.
 pub fn resolve_anthropic(llm: &LlmSettings, env: &Env) -> Result<AnthropicEndpoint, ModelError> {
@@ -38,22 +55,17 @@ pub fn resolve_anthropic(llm: &LlmSettings, env: &Env) -> Result<AnthropicEndpoi
                 .to_owned(),
         ));
     }
-    let explicit_base = llm
-        .api_base
-        .as_deref()
-        .map(str::trim)
-        .filter(|b| !b.is_empty());
-    let base = explicit_base
-        .or_else(|| env.get("ANTHROPIC_BASE_URL"))
-        .unwrap_or(ANTHROPIC_BASE)
-        .trim_end_matches('/');
-    let api_key = llm
-        .api_key
-        .as_deref()
-        .or_else(|| env.get("ANTHROPIC_API_KEY"))
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
-        .map(str::to_owned);
+    let explicit_base = explicit_base(llm);
+    let base = base_url(llm, env);
+    let base = base.as_str();
+    // `llm.api_key` only where it was configured to go (crate::key_binding).
+    let api_key = crate::key_binding::key_for(llm, base)
+        .or_else(|| {
+            env.get("ANTHROPIC_API_KEY")
+                .map(str::trim)
+                .map(str::to_owned)
+        })
+        .filter(|k| !k.is_empty());
     if api_key.is_none() && explicit_base.is_none() {
         return Err(ModelError::Config(
             "No Anthropic API key is set: pass one with --api_key or set the ANTHROPIC_API_KEY environment variable."

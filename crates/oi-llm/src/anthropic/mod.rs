@@ -5,7 +5,7 @@
 
 mod body;
 mod decode;
-mod endpoint;
+pub(crate) mod endpoint;
 
 use std::time::Duration;
 

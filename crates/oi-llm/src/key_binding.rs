@@ -1,0 +1,125 @@
+//! A key goes only to the endpoint it was configured for. A server binds its `--api_key` to
+//! the base URL its own settings send requests to ([`bind_key`]); from then on a request whose
+//! settings point elsewhere (a client switched the model to `ollama/x`, so requests go to
+//! `127.0.0.1:11434`) goes without that key ([`key_for`]). Unbound keys (the CLI) go wherever
+//! the settings point, as before. Keys from provider variables (`GROQ_API_KEY`, …) are bound
+//! by their name to their provider already.
+
+use oi_core::LlmSettings;
+
+use crate::env::Env;
+use crate::provider::{Wire, wire_for};
+
+/// The base URL (no trailing `/`) that requests for `llm` go to, or `None` for the embedded
+/// model and settings that cannot be resolved.
+pub fn key_target(llm: &LlmSettings, env: &Env) -> Option<String> {
+    match wire_for(llm).ok()? {
+        Wire::Embedded => None,
+        Wire::Anthropic => Some(crate::anthropic::endpoint::base_url(llm, env)),
+        Wire::OpenAiCompatible => crate::endpoint::base_url(llm, env).ok(),
+    }
+}
+
+/// Binds `llm.api_key` (if any) to the endpoint `llm` sends requests to now.
+pub fn bind_key(llm: &mut LlmSettings, env: &Env) {
+    llm.api_key_for = match llm.api_key {
+        Some(_) => key_target(llm, env),
+        None => None,
+    };
+}
+
+/// `llm.api_key` (trimmed, not blank) for a request that goes to `base`: `None` when the key
+/// is bound to another endpoint.
+pub fn key_for(llm: &LlmSettings, base: &str) -> Option<String> {
+    let key = llm
+        .api_key
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())?;
+    match &llm.api_key_for {
+        Some(bound) if !same_endpoint(bound, base) => None,
+        _ => Some(key.to_owned()),
+    }
+}
+
+/// Whether two base URLs name the same endpoint (trailing `/` and the case of the scheme and
+/// host aside).
+fn same_endpoint(a: &str, b: &str) -> bool {
+    let canonical = |url: &str| {
+        let url = url.trim().trim_end_matches('/');
+        match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+                format!(
+                    "{}://{}/{path}",
+                    scheme.to_ascii_lowercase(),
+                    host.to_ascii_lowercase()
+                )
+            }
+            None => url.to_owned(),
+        }
+    };
+    canonical(a) == canonical(b)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::endpoint::resolve;
+
+    fn server(model: &str, base: Option<&str>, env: &Env) -> LlmSettings {
+        let mut llm = LlmSettings {
+            model: model.to_owned(),
+            api_base: base.map(str::to_owned),
+            api_key: Some("sk-server".to_owned()),
+            ..LlmSettings::default()
+        };
+        bind_key(&mut llm, env);
+        llm
+    }
+
+    #[test]
+    fn a_bound_key_goes_only_to_its_endpoint() {
+        let env = Env::empty().with("OLLAMA_HOST", "127.0.0.1:11434");
+        let mut llm = server("gpt-4o", None, &env);
+        assert_eq!(llm.api_key_for.as_deref(), Some("https://api.openai.com/v1"));
+        assert_eq!(resolve(&llm, &env).unwrap().api_key.as_deref(), Some("sk-server"));
+        // A client points the model at Ollama: the request goes, without the key.
+        llm.model = "ollama/x".to_owned();
+        let moved = resolve(&llm, &env).unwrap();
+        assert!(moved.url.starts_with("http://127.0.0.1:11434/"), "{}", moved.url);
+        assert_eq!(moved.api_key, None);
+        // To Anthropic's API: not sent there either (and Anthropic needs a key: refused).
+        llm.model = "anthropic/claude-3-5-sonnet".to_owned();
+        let anthropic = crate::anthropic::endpoint::resolve_anthropic(&llm, &env);
+        assert!(anthropic.is_err(), "{anthropic:?}");
+        // Another model on the same endpoint keeps it.
+        llm.model = "openai/gpt-4o-mini".to_owned();
+        assert_eq!(resolve(&llm, &env).unwrap().api_key.as_deref(), Some("sk-server"));
+    }
+
+    #[test]
+    fn a_key_bound_to_a_base_follows_the_base_not_the_model_name() {
+        let env = Env::empty();
+        let mut llm = server("openai/local", Some("http://proxy:4000/v1/"), &env);
+        assert_eq!(llm.api_key_for.as_deref(), Some("http://proxy:4000/v1"));
+        llm.model = "ollama/llama3".to_owned();
+        assert_eq!(resolve(&llm, &env).unwrap().api_key.as_deref(), Some("sk-server"));
+        llm.api_base = Some("http://elsewhere:4000/v1".to_owned());
+        assert_eq!(resolve(&llm, &env).unwrap().api_key, None);
+        assert!(same_endpoint("HTTP://Proxy:4000/v1/", "http://proxy:4000/v1"));
+        assert!(!same_endpoint("http://proxy:4000/v1", "http://proxy:4001/v1"));
+    }
+
+    #[test]
+    fn unbound_keys_go_where_the_settings_point() {
+        let llm = LlmSettings {
+            model: "ollama/x".to_owned(),
+            api_key: Some("k".to_owned()),
+            ..LlmSettings::default()
+        };
+        assert_eq!(resolve(&llm, &Env::empty()).unwrap().api_key.as_deref(), Some("k"));
+    }
+}
