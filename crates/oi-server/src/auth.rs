@@ -1,5 +1,9 @@
-//! HTTP authentication: the `X-API-KEY` header, checked on every route but `/heartbeat` and
-//! the test page (spec c.4). WebSocket upgrades without the header authenticate in-band.
+//! HTTP authentication: one default-deny door in front of the whole router. Every request is
+//! checked before it is routed (so unmatched paths and methods too), on its raw path: only
+//! `GET /heartbeat`, `GET /` (the test page, or the default session's socket) and a real
+//! WebSocket upgrade of `/sessions/{id}` pass without the `X-API-KEY` header; the sockets then
+//! demand the `{"auth": KEY}` frame before anything else (ws.rs). `//heartbeat`, `/heartbeat/`,
+//! `/%68eartbeat` or `/HEARTBEAT` are not `/heartbeat`: they need the key like any other path.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, header};
@@ -7,6 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::sessions::valid_id;
 use crate::state::AppState;
 
 /// The header that carries the key.
@@ -17,25 +22,126 @@ pub fn header_key(headers: &HeaderMap) -> Option<&str> {
     headers.get(API_KEY_HEADER).and_then(|v| v.to_str().ok())
 }
 
-fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::UPGRADE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+/// Whether `name`'s comma-separated value holds `token` (case-insensitive).
+fn header_has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    headers.get_all(name).iter().any(|value| {
+        value.to_str().is_ok_and(|v| {
+            v.split(',')
+                .any(|part| part.trim().eq_ignore_ascii_case(token))
+        })
+    })
 }
 
-/// Refuses requests with a wrong or missing key (403), except `/heartbeat`, the test page
-/// (`GET /` without an upgrade) and WebSocket upgrades without the header (they authenticate
-/// with their first frame).
+/// Whether `method` and `headers` make a real WebSocket upgrade (RFC 6455 4.1): `GET`,
+/// `Upgrade: websocket`, `Connection: upgrade`, a `Sec-WebSocket-Key` and version 13. A
+/// request that merely says `Upgrade: websocket` is not one.
+pub fn is_websocket_upgrade(method: &Method, headers: &HeaderMap) -> bool {
+    method == Method::GET
+        && header_has_token(headers, header::UPGRADE, "websocket")
+        && header_has_token(headers, header::CONNECTION, "upgrade")
+        && headers.contains_key(header::SEC_WEBSOCKET_KEY)
+        && headers
+            .get(header::SEC_WEBSOCKET_VERSION)
+            .is_some_and(|v| v.as_bytes() == b"13")
+}
+
+/// Whether a request may pass the door without the key: `GET /heartbeat`, `GET /` (the test
+/// page; as an upgrade, the socket then asks for the auth frame), and a real WebSocket
+/// upgrade of `/sessions/{id}` with a valid id. `path` is the raw path, as sent.
+pub fn open_without_key(method: &Method, path: &str, headers: &HeaderMap) -> bool {
+    if method != Method::GET {
+        return false;
+    }
+    if path == "/heartbeat" || path == "/" {
+        return true;
+    }
+    path.strip_prefix("/sessions/")
+        .is_some_and(|id| valid_id(id) && is_websocket_upgrade(method, headers))
+}
+
+/// The door, in front of the whole router (routes.rs): refuses (403) a request without the
+/// right key unless [`open_without_key`] lets it through without one. A key that is sent is
+/// always checked, even where none is needed.
 pub async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let path = request.uri().path();
-    let headers = request.headers();
-    let exempt = path == "/heartbeat"
-        || (request.method() == Method::GET && path == "/" && !is_websocket_upgrade(headers))
-        || (is_websocket_upgrade(headers) && header_key(headers).is_none());
-    if exempt || state.config.key_ok(header_key(headers)) {
+    let key = header_key(request.headers());
+    let open = match key {
+        Some(_) => state.config.key_ok(key),
+        None => {
+            state.config.key_ok(None)
+                || open_without_key(request.method(), request.uri().path(), request.headers())
+        }
+    };
+    if open {
         next.run(request).await
     } else {
         ApiError::forbidden("Authentication failed").into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    const REAL: &[(&str, &str)] = &[
+        ("upgrade", "websocket"),
+        ("connection", "keep-alive, Upgrade"),
+        ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ("sec-websocket-version", "13"),
+    ];
+
+    #[test]
+    fn only_the_heartbeat_the_page_and_real_upgrades_pass_without_a_key() {
+        let none = HeaderMap::new();
+        let real = headers(REAL);
+        let fake = headers(&[("upgrade", "websocket"), ("connection", "Upgrade")]);
+        assert!(open_without_key(&Method::GET, "/heartbeat", &none));
+        assert!(open_without_key(&Method::GET, "/", &none));
+        assert!(open_without_key(&Method::GET, "/sessions/a-1_B", &real));
+        for (method, path, h) in [
+            (Method::GET, "/sessions/a", &fake),
+            (Method::GET, "/sessions/a", &none),
+            (Method::POST, "/sessions/a", &real),
+            (Method::POST, "/", &real),
+            (Method::POST, "/openai/chat/completions", &fake),
+            (Method::HEAD, "/heartbeat", &none),
+            (Method::GET, "//heartbeat", &none),
+            (Method::GET, "/heartbeat/", &none),
+            (Method::GET, "/%68eartbeat", &none),
+            (Method::GET, "/HEARTBEAT", &none),
+            (Method::GET, "//", &none),
+            (Method::GET, "/sessions/a/", &real),
+            (Method::GET, "/sessions/%2e%2e", &real),
+            (Method::GET, "/sessions/../settings", &real),
+            (Method::GET, "/sessions//settings", &real),
+            (Method::GET, "/settings", &real),
+        ] {
+            assert!(!open_without_key(&method, path, h), "{method} {path}");
+        }
+    }
+
+    #[test]
+    fn an_upgrade_needs_every_part_of_the_handshake() {
+        assert!(is_websocket_upgrade(&Method::GET, &headers(REAL)));
+        for missing in 0..REAL.len() {
+            let partial: Vec<_> = REAL
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != missing)
+                .map(|(_, h)| *h)
+                .collect();
+            assert!(!is_websocket_upgrade(&Method::GET, &headers(&partial)));
+        }
+        assert!(!is_websocket_upgrade(&Method::POST, &headers(REAL)));
     }
 }

@@ -41,6 +41,7 @@ pub mod run;
 pub mod server;
 pub mod server_args;
 pub mod sessions;
+pub mod settings_adopt;
 pub mod settings_patch;
 pub mod state;
 pub mod store;

@@ -6,38 +6,98 @@ use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Request, State, WebSocketUpgrade};
-use axum::http::header;
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, delete, get, post};
 use serde_json::{Value, json};
 
-use crate::auth::{header_key, require_key};
+use crate::auth::{header_key, is_websocket_upgrade, require_key};
 use crate::error::{ApiError, parse_json};
 use crate::sessions::{DEFAULT_SESSION, Session};
-use crate::settings_patch::{PatchError, apply_patch, get_setting};
+use crate::settings_patch::{PatchError, apply_each, get_setting};
 use crate::state::AppState;
 use crate::{insecure, openai, ws};
 
 /// What a WebSocket connection reads into at first.
 const READ_BUFFER_BYTES: usize = 4096;
 
-/// The whole application.
-pub fn router(state: AppState) -> Router {
-    let mut router = Router::new()
-        .route("/", get(root))
-        .route("/heartbeat", get(heartbeat))
-        .route("/settings", post(post_settings).get(get_all_settings))
-        .route("/settings/{name}", get(get_settings))
-        .route("/sessions", get(list_sessions))
-        .route("/sessions/{id}", get(session_socket).delete(delete_session))
-        .route("/openai/chat/completions", post(openai::chat_completions));
-    if state.config.insecure_routes {
-        router = router
-            .route("/run", post(insecure::run))
-            .route("/upload", post(insecure::upload))
-            .route("/download/{*path}", get(insecure::download));
+/// One route the server registers: its path pattern (axum's syntax) and its methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteSpec {
+    /// The path pattern, e.g. `/sessions/{id}`.
+    pub path: &'static str,
+    /// The methods it answers (`GET` also answers `HEAD`).
+    pub methods: &'static [&'static str],
+}
+
+const fn spec(path: &'static str, methods: &'static [&'static str]) -> RouteSpec {
+    RouteSpec { path, methods }
+}
+
+/// The routes of spec c.3 plus sessions.
+const ROUTES: &[RouteSpec] = &[
+    spec("/", &["GET"]),
+    spec("/heartbeat", &["GET"]),
+    spec("/settings", &["GET", "POST"]),
+    spec("/settings/{name}", &["GET"]),
+    spec("/sessions", &["GET"]),
+    spec("/sessions/{id}", &["GET", "DELETE"]),
+    spec("/openai/chat/completions", &["POST"]),
+];
+
+/// The routes that run code or touch files directly (`INTERPRETER_INSECURE_ROUTES=true`).
+const INSECURE_ROUTES: &[RouteSpec] = &[
+    spec("/run", &["POST"]),
+    spec("/upload", &["POST"]),
+    spec("/download/{*path}", &["GET"]),
+];
+
+/// Every route [`router`] registers, and nothing else: the router is built from this list,
+/// so a test that tries each of them cannot miss one.
+pub fn route_table(insecure_routes: bool) -> Vec<RouteSpec> {
+    let mut routes = ROUTES.to_vec();
+    if insecure_routes {
+        routes.extend_from_slice(INSECURE_ROUTES);
     }
-    router
+    routes
+}
+
+/// The handler of `method` on `path`, for each pair of the route table.
+fn endpoint(path: &str, method: &str) -> Option<MethodRouter<AppState>> {
+    Some(match (path, method) {
+        ("/", "GET") => get(root),
+        ("/heartbeat", "GET") => get(heartbeat),
+        ("/settings", "GET") => get(get_all_settings),
+        ("/settings", "POST") => post(post_settings),
+        ("/settings/{name}", "GET") => get(get_settings),
+        ("/sessions", "GET") => get(list_sessions),
+        ("/sessions/{id}", "GET") => get(session_socket),
+        ("/sessions/{id}", "DELETE") => delete(delete_session),
+        ("/openai/chat/completions", "POST") => post(openai::chat_completions),
+        ("/run", "POST") => post(insecure::run),
+        ("/upload", "POST") => post(insecure::upload),
+        ("/download/{*path}", "GET") => get(insecure::download),
+        _ => return None,
+    })
+}
+
+/// The whole application: the routes of [`route_table`] behind one door. The key check
+/// (auth.rs) wraps the router as a whole, so it runs before routing, on the raw path, for
+/// every request: matched or not, any method.
+pub fn router(state: AppState) -> Router {
+    let mut routes = Router::new();
+    for spec in route_table(state.config.insecure_routes) {
+        let methods = spec
+            .methods
+            .iter()
+            .filter_map(|method| endpoint(spec.path, method))
+            .reduce(MethodRouter::merge);
+        if let Some(methods) = methods {
+            routes = routes.route(spec.path, methods);
+        }
+    }
+    let routes = routes.fallback(not_found).with_state(state.clone());
+    Router::new()
+        .fallback_service(routes)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_key,
@@ -47,7 +107,15 @@ pub fn router(state: AppState) -> Router {
             state.hosts.clone(),
             crate::origin::allowed_host_and_origin,
         ))
-        .with_state(state)
+}
+
+/// Any path the router does not have: 404 with `{"detail": "Not Found"}`, as FastAPI answers.
+async fn not_found() -> Response {
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        Json(json!({"detail": "Not Found"})),
+    )
+        .into_response()
 }
 
 async fn heartbeat() -> Json<Value> {
@@ -103,7 +171,7 @@ async fn session_socket(
     Path(id): Path<String>,
     request: Request,
 ) -> Response {
-    let is_upgrade = request.headers().contains_key(header::UPGRADE);
+    let is_upgrade = is_websocket_upgrade(request.method(), request.headers());
     if !is_upgrade {
         return match state.sessions.list().into_iter().find(|s| s.id == id) {
             Some(info) => Json(info).into_response(),
@@ -175,7 +243,9 @@ async fn delete_local(state: AppState, id: String) -> Result<Json<Value>, ApiErr
     Ok(Json(json!({"status": "success"})))
 }
 
-/// `POST /settings`: changes settings (all or nothing) of the default session.
+/// `POST /settings`: changes settings of the default session, key by key: a refused key is
+/// named with its reason and the others are applied (`{"status": "partial", …}`); when no
+/// key could be applied the answer is the refusal's status (403 or 422).
 async fn post_settings(
     State(state): State<AppState>,
     body: Bytes,
@@ -183,20 +253,41 @@ async fn post_settings(
     let patch = parse_json(&body)?;
     let session = state.sessions.default_session();
     let interpreter = session.interpreter().interpreter();
-    let patched =
-        apply_patch(&interpreter.settings(), &patch, state.policy()).map_err(|e| match e {
-            PatchError::Forbidden { .. } | PatchError::Refused { .. } => {
-                ApiError::forbidden(e.to_string())
-            }
-            PatchError::Unknown(_) | PatchError::Invalid { .. } | PatchError::NotAnObject => {
-                ApiError::unprocessable(e.to_string())
-            }
-        })?;
-    *interpreter.settings_mut() = patched.settings;
-    if let Some(messages) = patched.messages {
+    let applied = apply_each(&interpreter.settings(), &patch, state.policy())
+        .map_err(|e| ApiError::unprocessable(e.to_string()))?;
+    if applied.applied.is_empty() {
+        if let Some((_, first)) = applied.refused.first() {
+            let message = applied
+                .refused
+                .iter()
+                .map(|(_, e)| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(match first {
+                PatchError::Forbidden { .. } | PatchError::Refused { .. } => {
+                    ApiError::forbidden(message)
+                }
+                _ => ApiError::unprocessable(message),
+            });
+        }
+    }
+    *interpreter.settings_mut() = applied.settings;
+    if let Some(messages) = applied.messages {
         interpreter.set_messages(messages);
     }
-    Ok(Json(json!({"status": "success"})))
+    if applied.refused.is_empty() {
+        return Ok(Json(json!({"status": "success"})));
+    }
+    let refused: serde_json::Map<String, Value> = applied
+        .refused
+        .iter()
+        .map(|(key, e)| (key.clone(), Value::String(e.to_string())))
+        .collect();
+    Ok(Json(json!({
+        "status": "partial",
+        "applied": applied.applied,
+        "refused": refused,
+    })))
 }
 
 /// `GET /settings/{name}`: `{name: value}`.
@@ -264,7 +355,17 @@ document.getElementById("auth").onclick = () => send({auth: document.getElementB
 
 #[cfg(test)]
 mod tests {
-    use super::wants_input_numbers;
+    use super::{endpoint, route_table, wants_input_numbers};
+
+    #[test]
+    fn every_route_in_the_table_has_a_handler() {
+        for spec in route_table(true) {
+            for method in spec.methods {
+                assert!(endpoint(spec.path, method).is_some(), "{method} {}", spec.path);
+            }
+        }
+        assert_eq!(route_table(false).len() + 3, route_table(true).len());
+    }
 
     #[test]
     fn input_numbers_are_asked_for_only_by_the_query() {

@@ -15,6 +15,10 @@ pub async fn run(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // The model's key goes only where these settings send requests (oi_llm::key_binding):
+    // a client that points the model elsewhere over the network gets no key.
+    let mut settings = settings;
+    oi_llm::key_binding::bind_key(&mut settings.llm, &oi_llm::Env::from_process());
     // One provider, one sandbox probe and one set of secrets for every session.
     let assembly = oi_config::Assembly::new(&settings, config.api_key.as_deref());
     for note in assembly.notes(&settings) {

@@ -265,7 +265,7 @@ fn is_complete(chunk: &oi_core::Chunk) -> bool {
 pub struct Restored {
     /// Its conversation.
     pub messages: Vec<oi_core::Message>,
-    /// Its settings (the replica's own credentials are kept).
+    /// Its settings as stored: only their data is taken (settings_adopt.rs).
     pub settings: Option<oi_core::Settings>,
     /// Its acknowledge-mode outbox.
     pub outbox: Option<crate::store::StoredOutbox>,
@@ -336,10 +336,14 @@ impl Sessions {
         let mut map = lock(&self.map);
         let evicted = self.make_room(&mut map)?;
         let interpreter = (self.factory)();
-        if let Some(mut settings) = restored.settings {
-            let own = interpreter.settings().llm;
-            settings.llm.api_key = own.api_key;
-            settings.llm.api_base = own.api_base;
+        if let Some(stored) = restored.settings {
+            // Data, not policy: settings_adopt.rs.
+            let policy = crate::settings_patch::NetworkPolicy {
+                allow_auto_run: self.config.allow_network_auto_run,
+                allow_credentials: self.config.allow_network_credentials,
+            };
+            let own = interpreter.settings();
+            let (settings, _) = crate::settings_adopt::adopt_settings(&own, &stored, policy);
             *interpreter.settings_mut() = settings;
         }
         interpreter.set_messages(restored.messages);

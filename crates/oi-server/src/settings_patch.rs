@@ -117,9 +117,120 @@ pub fn apply_patch(
                 .unwrap_or_default(),
             reason: e.to_string(),
         })?;
-    let settings = current.patched(&changes);
+    let mut settings = current.patched(&changes);
+    settle_workspace(current, &mut settings)?;
     check_policy(current, &settings, policy)?;
+    rebind_key(current, &mut settings, policy);
     Ok(Patched { settings, messages })
+}
+
+/// What a patch applied key by key did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The settings with every accepted key applied.
+    pub settings: Settings,
+    /// The new conversation, if the patch set `messages` (and it was valid).
+    pub messages: Option<Vec<Message>>,
+    /// The keys applied (`llm.model`, `custom_instructions`, …).
+    pub applied: Vec<String>,
+    /// The keys refused, each with why; nothing of them was applied.
+    pub refused: Vec<(String, PatchError)>,
+}
+
+/// The patch split into one patch per key: top-level keys, and each key of the `llm` and
+/// `computer` sections on its own (`llm.model`, `llm.api_base`, …).
+fn single_keys(object: &serde_json::Map<String, Value>) -> Vec<(String, Value)> {
+    let mut keys = Vec::new();
+    for (key, value) in object {
+        match value {
+            Value::Object(section) if matches!(key.as_str(), "llm" | "computer") => {
+                for (sub, sub_value) in section {
+                    let mut one = serde_json::Map::new();
+                    one.insert(sub.clone(), sub_value.clone());
+                    let mut outer = serde_json::Map::new();
+                    outer.insert(key.clone(), Value::Object(one));
+                    keys.push((format!("{key}.{sub}"), Value::Object(outer)));
+                }
+            }
+            _ => {
+                let mut one = serde_json::Map::new();
+                one.insert(key.clone(), value.clone());
+                keys.push((key.clone(), Value::Object(one)));
+            }
+        }
+    }
+    keys
+}
+
+/// Applies `patch` to `current` key by key, each key through [`apply_patch`] (the same
+/// rules): a refused key is named with its reason and the others are applied. The result as
+/// a whole is checked against `current` once more.
+pub fn apply_each(
+    current: &Settings,
+    patch: &Value,
+    policy: NetworkPolicy,
+) -> Result<Applied, PatchError> {
+    let Some(object) = patch.as_object() else {
+        return Err(PatchError::NotAnObject);
+    };
+    let mut settings = current.clone();
+    let mut messages = None;
+    let (mut applied, mut refused) = (Vec::new(), Vec::new());
+    for (key, one) in single_keys(object) {
+        match apply_patch(&settings, &one, policy) {
+            Ok(patched) => {
+                settings = patched.settings;
+                messages = patched.messages.or(messages);
+                applied.push(key);
+            }
+            Err(e) => refused.push((key, e)),
+        }
+    }
+    // Each step only tightened what it touched; the whole must hold against the start too.
+    if let Err(e) = check_policy(current, &settings, policy) {
+        refused.extend(applied.drain(..).map(|key| (key, e.clone())));
+        settings = current.clone();
+        messages = None;
+    }
+    Ok(Applied {
+        settings,
+        messages,
+        applied,
+        refused,
+    })
+}
+
+/// A workspace changed over the network must be an existing directory; it is kept in its
+/// canonical form (no `..`, no links), the form the "only stricter" check compares.
+fn settle_workspace(old: &Settings, new: &mut Settings) -> Result<(), PatchError> {
+    let workspace = &mut new.computer.sandbox.workspace;
+    if *workspace == old.computer.sandbox.workspace {
+        return Ok(());
+    }
+    match workspace.canonicalize() {
+        Ok(real) if real.is_dir() => {
+            *workspace = real;
+            Ok(())
+        }
+        _ => Err(PatchError::Refused {
+            key: "sandbox",
+            reason: "a workspace set over the network must be an existing directory",
+        }),
+    }
+}
+
+/// With `--allow-network-credentials`, a client that moves the model (model, base or key)
+/// moves the server's key with it: the key is bound to the new endpoint. Without the flag
+/// the binding stays, so the server's key is not sent to wherever the client pointed the
+/// model (oi_llm::key_binding).
+fn rebind_key(old: &Settings, new: &mut Settings, policy: NetworkPolicy) {
+    let (before, after) = (&old.llm, &new.llm);
+    let moved = before.model != after.model
+        || before.api_base != after.api_base
+        || before.api_key != after.api_key;
+    if policy.allow_credentials && moved && before.api_key_for.is_some() {
+        oi_llm::key_binding::bind_key(&mut new.llm, &oi_llm::Env::from_process());
+    }
 }
 
 /// How permissive an approval policy is.
@@ -338,6 +449,90 @@ mod tests {
             oi_core::settings::SandboxMode::ReadOnly
         );
         assert_eq!(tighter.settings.computer.limits.max_processes, Some(8));
+    }
+
+    #[test]
+    fn a_patch_applies_key_by_key_and_names_each_refusal() {
+        let applied = apply_each(
+            &Settings::default(),
+            &json!({
+                "auto_run": true,
+                "custom_instructions": "be brief",
+                "llm": {"model": "gpt-4o-mini", "api_base": "http://evil"},
+                "messages": [{"role": "user", "type": "message", "content": "hi"}],
+            }),
+            NetworkPolicy::default(),
+        )
+        .unwrap();
+        assert_eq!(applied.settings.custom_instructions, "be brief");
+        assert_eq!(applied.settings.llm.model, "gpt-4o-mini");
+        assert!(!applied.settings.auto_run);
+        assert_eq!(applied.settings.llm.api_base, None);
+        assert_eq!(applied.messages, Some(vec![Message::user("hi")]));
+        let refused: Vec<&str> = applied.refused.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(refused, ["auto_run", "llm.api_base"]);
+        assert!(applied.refused[0].1.to_string().contains(AUTO_RUN_FLAG));
+    }
+
+    #[test]
+    fn a_workspace_from_the_network_is_an_existing_directory_beneath_the_servers() {
+        let top = tempfile::tempdir().unwrap();
+        let work = top.path().join("w");
+        std::fs::create_dir_all(work.join("sub")).unwrap();
+        std::os::unix::fs::symlink("/", work.join("out")).unwrap();
+        let mut server = Settings::default();
+        server.computer.sandbox.mode = oi_core::settings::SandboxMode::Workspace;
+        server.computer.sandbox.workspace = work.clone();
+        let open = NetworkPolicy {
+            allow_auto_run: true,
+            allow_credentials: true,
+        };
+        for out in [
+            format!("{}/../../..", work.display()),
+            format!("{}/sub/../..", work.display()),
+            format!("{}/out", work.display()),
+            format!("{}/out/tmp", work.display()),
+            format!("{}/missing", work.display()),
+        ] {
+            let patched = apply_patch(&server, &json!({"sandbox": {"workspace": out}}), open);
+            assert!(
+                matches!(patched, Err(PatchError::Refused { key: "sandbox", .. })),
+                "{out}: {patched:?}"
+            );
+        }
+        let inner = format!("{}/sub/.", work.display());
+        let patched = apply_patch(&server, &json!({"sandbox": {"workspace": inner}}), open).unwrap();
+        assert_eq!(
+            patched.settings.computer.sandbox.workspace,
+            work.join("sub").canonicalize().unwrap()
+        );
+    }
+
+    #[test]
+    fn moving_the_model_keeps_the_key_bound_unless_credentials_may_move() {
+        let mut server = Settings::default();
+        server.llm.api_key = Some("sk".into());
+        server.llm.api_key_for = Some("https://api.openai.com/v1".into());
+        let moved = apply_patch(
+            &server,
+            &json!({"llm": {"model": "ollama/x"}}),
+            NetworkPolicy::default(),
+        )
+        .unwrap();
+        assert_eq!(moved.settings.llm.model, "ollama/x");
+        assert_eq!(
+            moved.settings.llm.api_key_for.as_deref(),
+            Some("https://api.openai.com/v1")
+        );
+        let open = NetworkPolicy {
+            allow_auto_run: false,
+            allow_credentials: true,
+        };
+        let moved = apply_patch(&server, &json!({"llm": {"model": "ollama/x"}}), open).unwrap();
+        assert_ne!(
+            moved.settings.llm.api_key_for.as_deref(),
+            Some("https://api.openai.com/v1")
+        );
     }
 
     #[test]
