@@ -34,6 +34,8 @@ pub struct Launch<'a> {
     pub model: String,
     /// Shell commands run before exec (e.g. `ulimit -n 300`), through `sh`.
     pub shell_prefix: Option<String>,
+    /// Whether `--api_base MODEL --api_key x` are passed (off: the test gives its own).
+    pub model_flags: bool,
 }
 
 impl<'a> Launch<'a> {
@@ -45,7 +47,15 @@ impl<'a> Launch<'a> {
             cwd: None,
             model: model.to_owned(),
             shell_prefix: None,
+            model_flags: true,
         }
+    }
+
+    /// Without `--api_base MODEL --api_key x`: the test's own arguments say where the model
+    /// is and with which key.
+    pub fn without_model_flags(mut self) -> Self {
+        self.model_flags = false;
+        self
     }
 
     /// Adds arguments.
@@ -74,15 +84,16 @@ impl<'a> Launch<'a> {
 
     fn command(&self, home: &Path) -> Command {
         let bin = env!("CARGO_BIN_EXE_oi-server");
-        let mut args: Vec<String> = vec![
-            "--port".into(),
-            "0".into(),
-            "--api_base".into(),
-            self.model.clone(),
-            "--api_key".into(),
-            "x".into(),
-            "-y".into(),
-        ];
+        let mut args: Vec<String> = vec!["--port".into(), "0".into()];
+        if self.model_flags {
+            args.extend([
+                "--api_base".into(),
+                self.model.clone(),
+                "--api_key".into(),
+                "x".into(),
+            ]);
+        }
+        args.push("-y".into());
         args.extend(self.args.iter().cloned());
         let mut command = match &self.shell_prefix {
             Some(prefix) => {
