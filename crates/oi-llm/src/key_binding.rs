@@ -84,12 +84,22 @@ mod tests {
     fn a_bound_key_goes_only_to_its_endpoint() {
         let env = Env::empty().with("OLLAMA_HOST", "127.0.0.1:11434");
         let mut llm = server("gpt-4o", None, &env);
-        assert_eq!(llm.api_key_for.as_deref(), Some("https://api.openai.com/v1"));
-        assert_eq!(resolve(&llm, &env).unwrap().api_key.as_deref(), Some("sk-server"));
+        assert_eq!(
+            llm.api_key_for.as_deref(),
+            Some("https://api.openai.com/v1")
+        );
+        assert_eq!(
+            resolve(&llm, &env).unwrap().api_key.as_deref(),
+            Some("sk-server")
+        );
         // A client points the model at Ollama: the request goes, without the key.
         llm.model = "ollama/x".to_owned();
         let moved = resolve(&llm, &env).unwrap();
-        assert!(moved.url.starts_with("http://127.0.0.1:11434/"), "{}", moved.url);
+        assert!(
+            moved.url.starts_with("http://127.0.0.1:11434/"),
+            "{}",
+            moved.url
+        );
         assert_eq!(moved.api_key, None);
         // To Anthropic's API: not sent there either (and Anthropic needs a key: refused).
         llm.model = "anthropic/claude-3-5-sonnet".to_owned();
@@ -97,7 +107,10 @@ mod tests {
         assert!(anthropic.is_err(), "{anthropic:?}");
         // Another model on the same endpoint keeps it.
         llm.model = "openai/gpt-4o-mini".to_owned();
-        assert_eq!(resolve(&llm, &env).unwrap().api_key.as_deref(), Some("sk-server"));
+        assert_eq!(
+            resolve(&llm, &env).unwrap().api_key.as_deref(),
+            Some("sk-server")
+        );
     }
 
     #[test]
@@ -106,11 +119,20 @@ mod tests {
         let mut llm = server("openai/local", Some("http://proxy:4000/v1/"), &env);
         assert_eq!(llm.api_key_for.as_deref(), Some("http://proxy:4000/v1"));
         llm.model = "ollama/llama3".to_owned();
-        assert_eq!(resolve(&llm, &env).unwrap().api_key.as_deref(), Some("sk-server"));
+        assert_eq!(
+            resolve(&llm, &env).unwrap().api_key.as_deref(),
+            Some("sk-server")
+        );
         llm.api_base = Some("http://elsewhere:4000/v1".to_owned());
         assert_eq!(resolve(&llm, &env).unwrap().api_key, None);
-        assert!(same_endpoint("HTTP://Proxy:4000/v1/", "http://proxy:4000/v1"));
-        assert!(!same_endpoint("http://proxy:4000/v1", "http://proxy:4001/v1"));
+        assert!(same_endpoint(
+            "HTTP://Proxy:4000/v1/",
+            "http://proxy:4000/v1"
+        ));
+        assert!(!same_endpoint(
+            "http://proxy:4000/v1",
+            "http://proxy:4001/v1"
+        ));
     }
 
     #[test]
@@ -120,6 +142,9 @@ mod tests {
             api_key: Some("k".to_owned()),
             ..LlmSettings::default()
         };
-        assert_eq!(resolve(&llm, &Env::empty()).unwrap().api_key.as_deref(), Some("k"));
+        assert_eq!(
+            resolve(&llm, &Env::empty()).unwrap().api_key.as_deref(),
+            Some("k")
+        );
     }
 }

@@ -361,7 +361,11 @@ mod tests {
     fn every_route_in_the_table_has_a_handler() {
         for spec in route_table(true) {
             for method in spec.methods {
-                assert!(endpoint(spec.path, method).is_some(), "{method} {}", spec.path);
+                assert!(
+                    endpoint(spec.path, method).is_some(),
+                    "{method} {}",
+                    spec.path
+                );
             }
         }
         assert_eq!(route_table(false).len() + 3, route_table(true).len());

@@ -501,7 +501,8 @@ mod tests {
             );
         }
         let inner = format!("{}/sub/.", work.display());
-        let patched = apply_patch(&server, &json!({"sandbox": {"workspace": inner}}), open).unwrap();
+        let patched =
+            apply_patch(&server, &json!({"sandbox": {"workspace": inner}}), open).unwrap();
         assert_eq!(
             patched.settings.computer.sandbox.workspace,
             work.join("sub").canonicalize().unwrap()

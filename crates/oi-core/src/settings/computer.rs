@@ -275,8 +275,16 @@ mod tests {
         assert!(server.is_loosened_by(&server.clone().with_pass_env("OPENAI_API_KEY")));
         assert!(!server.is_loosened_by(&server.clone().with_workspace("/srv/w/sub")));
         // `..` and `.` do not hide a way out, nor do links.
-        for out in ["/srv/w/../../etc", "/srv/w/sub/../..", "/srv/w/./../x", "/srv/w/a/b/../../../"] {
-            assert!(server.is_loosened_by(&server.clone().with_workspace(out)), "{out}");
+        for out in [
+            "/srv/w/../../etc",
+            "/srv/w/sub/../..",
+            "/srv/w/./../x",
+            "/srv/w/a/b/../../../",
+        ] {
+            assert!(
+                server.is_loosened_by(&server.clone().with_workspace(out)),
+                "{out}"
+            );
         }
         assert!(!server.is_loosened_by(&server.clone().with_workspace("/srv/w/a/../b/./c")));
     }
