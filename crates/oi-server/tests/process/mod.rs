@@ -36,6 +36,8 @@ pub struct Launch<'a> {
     pub shell_prefix: Option<String>,
     /// Whether `--api_base MODEL --api_key x` are passed (off: the test gives its own).
     pub model_flags: bool,
+    /// Whether `-y` (run code without asking) is passed.
+    pub auto_run: bool,
 }
 
 impl<'a> Launch<'a> {
@@ -48,7 +50,14 @@ impl<'a> Launch<'a> {
             model: model.to_owned(),
             shell_prefix: None,
             model_flags: true,
+            auto_run: true,
         }
+    }
+
+    /// Without `-y`: code waits for the user's approval.
+    pub fn asking(mut self) -> Self {
+        self.auto_run = false;
+        self
     }
 
     /// Without `--api_base MODEL --api_key x`: the test's own arguments say where the model
@@ -93,7 +102,9 @@ impl<'a> Launch<'a> {
                 "x".into(),
             ]);
         }
-        args.push("-y".into());
+        if self.auto_run {
+            args.push("-y".into());
+        }
         args.extend(self.args.iter().cloned());
         let mut command = match &self.shell_prefix {
             Some(prefix) => {
