@@ -1,11 +1,12 @@
-//! A PID and a mount namespace per sandboxed session (Linux): the session's interpreter is
+//! A PID, a mount and an IPC namespace per sandboxed session (Linux): the session's interpreter is
 //! PID 1 of its own namespace, so when it dies the kernel kills everything the session
 //! started (`setsid`, double forks and `nohup` included), and a fresh procfs on `/proc` shows
 //! only the session's processes (oi's `environ` and `cmdline` are out of reach). Mount
 //! propagation is made one-way (host → session), and oi's own directories are bind-mounted
 //! read-only, with every directory between a writable root and them bound onto itself so it
 //! cannot be renamed away. A private instance of the terminal file system on `/dev/pts` keeps
-//! oi's own terminal out of reach.
+//! oi's own terminal out of reach. The IPC namespace leaves the host's System V shared memory,
+//! semaphores and message queues (and POSIX message queues) out of sight.
 //!
 //! As root the namespaces are created directly; other users get them inside a new user
 //! namespace that maps only their own uid and gid (`setgroups` denied). The plan is built in
@@ -33,7 +34,8 @@ const KEPT_FLAGS: [(libc::c_ulong, libc::c_ulong); 6] = [
 /// The mount steps of one session, in order.
 #[derive(Debug)]
 pub(crate) struct NamespacePlan {
-    /// The `clone` flags: `CLONE_NEWPID | CLONE_NEWNS`, with `CLONE_NEWUSER` for non-root.
+    /// The `clone` flags: `CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC`, with `CLONE_NEWUSER` for
+    /// non-root.
     pub flags: libc::c_int,
     /// `uid_map` and `gid_map` lines for a user namespace.
     user_maps: Option<(CString, CString)>,
@@ -51,7 +53,7 @@ impl NamespacePlan {
         pinned: &[PathBuf],
         read_only: &[PathBuf],
     ) -> std::io::Result<Option<NamespacePlan>> {
-        let base = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        let base = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
         let (flags, user_maps) = match support {
             NamespaceSupport::Unavailable => return Ok(None),
             NamespaceSupport::Direct => (base, None),

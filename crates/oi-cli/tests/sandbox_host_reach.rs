@@ -1,0 +1,580 @@
+//! What sandboxed code could reach of the host besides files, through the real `oi` binary (as
+//! root on CI): a tmux server and other Unix sockets (pathname and abstract) of host daemons,
+//! with the network allowed; System V shared memory and the uid's keyrings; and the
+//! workspace's `.git/config` and `.git/hooks`, which run code outside the sandbox at the
+//! user's next `git` command (issue 21, items 3, 9 and 10).
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use oi_testkit::{Reply, Script, ScriptedServer};
+
+struct Setup {
+    runtime: tokio::runtime::Runtime,
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+}
+
+fn setup() -> Setup {
+    Setup {
+        runtime: tokio::runtime::Runtime::new().unwrap(),
+        home: tempfile::tempdir().unwrap(),
+        work: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Setup {
+    /// `oi -y --plain <args> go` answering with `python` code, with a temporary HOME, in the
+    /// work directory; returns what the code printed.
+    fn run_python(&self, code: &str, args: &[&str], env: &[(&str, &str)]) -> String {
+        self.run_python_with_stderr(code, args, env).0
+    }
+
+    /// [`Setup::run_python`], with what oi wrote on stderr.
+    fn run_python_with_stderr(
+        &self,
+        code: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (String, String) {
+        let server = self
+            .runtime
+            .block_on(ScriptedServer::start(Script::new(vec![
+                Reply::tool_call("python", code),
+                Reply::text("Done."),
+            ])))
+            .unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_oi"));
+        command
+            .args([
+                "--api_base",
+                &server.base_url(),
+                "--api_key",
+                "sk-test-0123456789",
+            ])
+            .args(["-y", "--plain"])
+            .args(args)
+            .arg("go")
+            .current_dir(self.work.path())
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("TERM", "dumb")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = command.output().unwrap();
+        let text = printed(&out);
+        assert!(
+            text.contains("CODE RAN"),
+            "the code did not run ({args:?}):\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (text, String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// What the code printed: the ```output blocks of oi's plain transcript.
+fn printed(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut printed = String::new();
+    for block in text.split("```output\n").skip(1) {
+        printed.push_str(block.split("\n```").next().unwrap_or(""));
+        printed.push('\n');
+    }
+    printed
+}
+
+/// Says why a test cannot run here and returns false; a failure instead under
+/// `OI_TEST_REQUIRE_ALL=1` (CI), where every test must run.
+fn cannot_run(test: &str, why: &str) -> bool {
+    assert!(
+        std::env::var_os("OI_TEST_REQUIRE_ALL").is_none_or(|v| v != "1"),
+        "{test} cannot run ({why}) but OI_TEST_REQUIRE_ALL=1"
+    );
+    eprintln!("skipped {test}: {why}");
+    false
+}
+
+fn can_run(test: &str, programs: &[&str]) -> bool {
+    for program in programs {
+        let found = std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()));
+        if !found {
+            return cannot_run(test, &format!("`{program}` is not installed"));
+        }
+    }
+    let support = oi_computer::probe();
+    if !support.filesystem() {
+        return cannot_run(
+            test,
+            &format!("this kernel cannot enforce the sandbox ({support})"),
+        );
+    }
+    true
+}
+
+fn py(text: &str) -> String {
+    format!("{text:?}")
+}
+
+fn unique(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{what}-{}-{nanos}", std::process::id())
+}
+
+const SANDBOXES: [&str; 2] = ["workspace", "readonly"];
+
+// ---------------------------------------------------------------------------------------------
+// Unix sockets of host daemons
+
+/// A tmux server on a socket of its own, killed when dropped.
+struct Tmux {
+    socket: PathBuf,
+    pid: String,
+}
+
+impl Tmux {
+    fn start(dir: &Path) -> Tmux {
+        let socket = dir.join("tmux.sock");
+        let status = Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["new-session", "-d", "-s", "oi-test", "sleep 600"])
+            .env_remove("TMUX")
+            .env("TERM", "xterm")
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux did not start");
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["display-message", "-p", "#{pid}"])
+            .output()
+            .unwrap();
+        let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        Tmux { socket, pid }
+    }
+
+    /// `$TMUX` as tmux sets it for the panes it runs (oi started in a tmux window).
+    fn env(&self) -> String {
+        format!("{},{},0", self.socket.display(), self.pid)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .status();
+    }
+}
+
+/// Python that tries every way out through a Unix socket: tmux through the inherited `$TMUX`
+/// and through the socket's path, a pathname listener, an abstract one; and shows the
+/// variables it inherited. `socketpair` must keep working.
+fn socket_code(tmux: &Tmux, marker: &Path, listener: &Path, abstract_name: &str) -> String {
+    format!(
+        r#"
+import os, socket, subprocess
+print("CODE RAN")
+for name in ["TMUX", "TMUX_PANE", "STY", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "GPG_AGENT_INFO"]:
+    print("var", name, "present" if name in os.environ else "absent")
+for argv in [["tmux", "new-window", "touch {marker}"], ["tmux", "-S", {tmux_socket}, "new-window", "touch {marker}"]]:
+    r = subprocess.run(argv, capture_output=True, text=True)
+    print("tmux exit", r.returncode, r.stderr.strip()[:80])
+for address in [{listener}, "\0" + {abstract_name}]:
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(address)
+        s.sendall(b"reached")
+        print("CONNECTED", repr(address))
+    except OSError as e:
+        print("refused", e.errno)
+a, b = socket.socketpair()
+a.sendall(b"x")
+print("socketpair", b.recv(1) == b"x")
+"#,
+        marker = marker.display(),
+        tmux_socket = py(&tmux.socket.display().to_string()),
+        listener = py(&listener.display().to_string()),
+        abstract_name = py(abstract_name),
+    )
+}
+
+#[test]
+fn sandboxed_code_reaches_no_tmux_and_no_unix_socket_of_the_host() {
+    if !can_run("host sockets", &["python3", "tmux"]) {
+        return;
+    }
+    use std::os::linux::net::SocketAddrExt;
+    let s = setup();
+    // A directory standing for /run, outside the workspace.
+    let run = tempfile::tempdir().unwrap();
+    let tmux = Tmux::start(run.path());
+    let listener_path = run.path().join("daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&listener_path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let abstract_name = unique("oi-test-abstract");
+    let address = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+    let abstract_listener = std::os::unix::net::UnixListener::bind_addr(&address).unwrap();
+    abstract_listener.set_nonblocking(true).unwrap();
+    let marker = run.path().join("ran-outside");
+    let code = socket_code(&tmux, &marker, &listener_path, &abstract_name);
+    let tmux_env = tmux.env();
+    let env = [
+        ("TMUX", tmux_env.as_str()),
+        ("TMUX_PANE", "%0"),
+        ("SSH_AUTH_SOCK", "/run/ssh-agent.sock"),
+        ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus"),
+        ("DOCKER_HOST", "unix:///run/docker.sock"),
+        ("XDG_RUNTIME_DIR", "/run/user/0"),
+        ("DISPLAY", ":0"),
+    ];
+
+    // Without a sandbox the attack works: the command runs in the host's tmux.
+    let text = s.run_python(&code, &["--sandbox", "off"], &env);
+    let waited = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        marker.exists()
+    });
+    assert!(waited, "the unsandboxed control did not reach tmux: {text}");
+    assert_eq!(text.matches("CONNECTED").count(), 2, "{text}");
+    std::fs::remove_file(&marker).unwrap();
+    while listener.accept().is_ok() || abstract_listener.accept().is_ok() {}
+
+    for mode in SANDBOXES {
+        let text = s.run_python(&code, &["--sandbox", mode], &env);
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        assert!(
+            !marker.exists(),
+            "{mode}: tmux ran the command outside: {text}"
+        );
+        assert!(!text.contains("CONNECTED"), "{mode}: {text}");
+        assert_eq!(text.matches("refused 13").count(), 2, "{mode}: {text}");
+        assert!(!text.contains("tmux exit 0"), "{mode}: {text}");
+        assert!(
+            !text.contains("present"),
+            "{mode}: a socket variable was inherited: {text}"
+        );
+        assert!(text.contains("socketpair True"), "{mode}: {text}");
+        assert!(
+            listener.accept().is_err(),
+            "{mode}: the listener was reached"
+        );
+        assert!(
+            abstract_listener.accept().is_err(),
+            "{mode}: the abstract listener was reached"
+        );
+    }
+}
+
+/// The sandbox refuses `socket(AF_UNIX)`: every installed language still starts and runs
+/// under it (their runtimes use pipes and `socketpair`).
+#[test]
+fn every_installed_language_starts_under_the_socket_refusal() {
+    if !can_run("languages under the sandbox", &["python3"]) {
+        return;
+    }
+    let languages = [
+        ("python", "python3", "print('LANG OK python')"),
+        ("shell", "bash", "echo LANG OK shell"),
+        ("javascript", "node", "console.log('LANG OK javascript')"),
+        ("ruby", "ruby", "puts 'LANG OK ruby'"),
+        ("r", "Rscript", "cat('LANG OK r\\n')"),
+        (
+            "java",
+            "javac",
+            "public class Main { public static void main(String[] a) { System.out.println(\"LANG OK java\"); } }",
+        ),
+    ];
+    let installed: Vec<_> = languages
+        .iter()
+        .filter(|(_, program, _)| {
+            std::env::var_os("PATH")
+                .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+        })
+        .collect();
+    let s = setup();
+    for mode in SANDBOXES {
+        let mut replies = vec![Reply::tool_call("python", "print('CODE RAN')")];
+        replies.extend(
+            installed
+                .iter()
+                .map(|(language, _, code)| Reply::tool_call(language, code)),
+        );
+        replies.push(Reply::text("Done."));
+        let server = s
+            .runtime
+            .block_on(ScriptedServer::start(Script::new(replies)))
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_oi"))
+            .args([
+                "--api_base",
+                &server.base_url(),
+                "--api_key",
+                "sk-test-0123456789",
+            ])
+            .args(["-y", "--plain", "--sandbox", mode, "go"])
+            .current_dir(s.work.path())
+            .env("HOME", s.home.path())
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = printed(&out);
+        for (language, _, _) in &installed {
+            assert!(
+                text.contains(&format!("LANG OK {language}")),
+                "{mode}: {language} did not run: {text}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// System V IPC and keyrings
+
+/// A key in a keyring of the test process, invalidated when dropped.
+struct Key(i64);
+
+impl Key {
+    /// Adds a `user` key with `payload` to the test's session keyring, readable by every
+    /// process of the uid (as a uid's keys often are); with `in_user_keyring`, moves it to the
+    /// uid's keyring.
+    fn add(description: &str, payload: &str, in_user_keyring: bool) -> Option<Key> {
+        const SESSION: libc::c_long = -3;
+        const USER: libc::c_long = -4;
+        const KEYCTL_SETPERM: libc::c_long = 5;
+        const KEYCTL_LINK: libc::c_long = 8;
+        const KEYCTL_UNLINK: libc::c_long = 9;
+        const POSSESSOR_AND_USER_ALL: libc::c_long = 0x3f3f_0000;
+        let kind = c"user";
+        let description = std::ffi::CString::new(description).unwrap();
+        // SAFETY: valid NUL-terminated strings and a payload buffer of the length given.
+        let serial = unsafe {
+            libc::syscall(
+                libc::SYS_add_key,
+                kind.as_ptr(),
+                description.as_ptr(),
+                payload.as_ptr(),
+                payload.len(),
+                SESSION,
+            )
+        };
+        if serial <= 0 {
+            return None;
+        }
+        let keyctl = |op: libc::c_long, a: libc::c_long, b: libc::c_long| {
+            // SAFETY: integer arguments only.
+            let rc = unsafe { libc::syscall(libc::SYS_keyctl, op, a, b) };
+            assert_eq!(rc, 0, "keyctl {op}: {}", std::io::Error::last_os_error());
+        };
+        keyctl(KEYCTL_SETPERM, serial, POSSESSOR_AND_USER_ALL);
+        if in_user_keyring {
+            keyctl(KEYCTL_LINK, serial, USER);
+            keyctl(KEYCTL_UNLINK, serial, SESSION);
+        }
+        Some(Key(serial))
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        const KEYCTL_INVALIDATE: libc::c_long = 21;
+        // SAFETY: integer arguments only.
+        unsafe { libc::syscall(libc::SYS_keyctl, KEYCTL_INVALIDATE, self.0) };
+    }
+}
+
+/// A System V shared memory segment of the host, removed when dropped.
+struct Segment(i32);
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: IPC_RMID with a null buffer.
+        unsafe { libc::shmctl(self.0, libc::IPC_RMID, std::ptr::null_mut()) };
+    }
+}
+
+#[test]
+fn sandboxed_code_sees_no_host_shared_memory_and_no_keyring_of_the_host() {
+    if !can_run("IPC and keyrings", &["python3"]) {
+        return;
+    }
+    let s = setup();
+    // SAFETY: plain integer arguments.
+    let id = unsafe { libc::shmget(0x0171_2021, 4096, libc::IPC_CREAT | 0o600) };
+    assert!(id >= 0, "shmget: {}", std::io::Error::last_os_error());
+    let _segment = Segment(id);
+    let payload = unique("host-secret");
+    let (Some(session_key), Some(user_key)) = (
+        Key::add(&unique("oi-session"), &payload, false),
+        Key::add(&unique("oi-user"), &payload, true),
+    ) else {
+        cannot_run("IPC and keyrings", "this kernel has no keyrings");
+        return;
+    };
+    let code = format!(
+        r#"
+import ctypes, os
+print("CODE RAN")
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+addr = libc.shmat({id}, None, 0)
+print("shmat", "ATTACHED" if addr not in (None, ctypes.c_void_p(-1).value) else "refused %d" % ctypes.get_errno())
+listed = open("/proc/sysvipc/shm").read().split("\n")[1:]
+print("segment listed", any(line.split()[1:2] == ["{id}"] for line in listed if line.strip()))
+for serial in [{session}, {user}]:
+    buf = ctypes.create_string_buffer(256)
+    n = libc.syscall({keyctl}, 11, ctypes.c_long(serial), buf, 256)
+    print("key", serial, ("READ " + buf.raw[:n].decode()) if n > 0 else "refused %d" % ctypes.get_errno())
+"#,
+        session = session_key.0,
+        user = user_key.0,
+        keyctl = libc::SYS_keyctl,
+    );
+
+    let text = s.run_python(&code, &["--sandbox", "off"], &[]);
+    assert!(text.contains("shmat ATTACHED"), "control: {text}");
+    assert_eq!(
+        text.matches(&format!("READ {payload}")).count(),
+        2,
+        "control: {text}"
+    );
+
+    for mode in SANDBOXES {
+        let text = s.run_python(&code, &["--sandbox", mode], &[]);
+        assert!(text.contains("shmat refused"), "{mode}: {text}");
+        assert!(text.contains("segment listed False"), "{mode}: {text}");
+        assert!(
+            !text.contains(&payload),
+            "{mode}: a host key was read: {text}"
+        );
+        assert_eq!(text.matches("refused 1\n").count(), 2, "{mode}: {text}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// .git/config and .git/hooks
+
+/// Python that tries every way to make git run code outside the sandbox, then writes and
+/// commits a file the ordinary way.
+const GIT_CODE: &str = r##"
+import os, subprocess
+print("CODE RAN")
+def attempt(what, action):
+    try:
+        action()
+        print("DONE", what)
+    except OSError as e:
+        print("refused", what, e.errno)
+def append_config():
+    with open(".git/config", "a") as f:
+        f.write("[core]\n\tfsmonitor = touch pwned-by-config\n")
+def add_hook():
+    with open(".git/hooks/pre-commit", "w") as f:
+        f.write("#!/bin/sh\ntouch pwned-by-hook\n")
+def move_hooks():
+    os.rename(".git/hooks", ".git/hooks-away")
+    os.mkdir(".git/hooks")
+def replace_config():
+    with open(".git/config.new", "w") as f:
+        f.write("[core]\n\tfsmonitor = touch pwned-by-rename\n")
+    os.rename(".git/config.new", ".git/config")
+def move_git():
+    os.rename(".git", ".git-away")
+    os.mkdir(".git")
+attempt("append config", append_config)
+attempt("add hook", add_hook)
+attempt("move hooks", move_hooks)
+attempt("replace config", replace_config)
+r = subprocess.run(["git", "config", "core.fsmonitor", "touch pwned-by-git-config"], capture_output=True, text=True)
+print("git config exit", r.returncode)
+with open("notes.txt", "w") as f:
+    f.write("ordinary work\n")
+subprocess.run(["git", "add", "notes.txt"])
+r = subprocess.run(["git", "-c", "user.name=oi", "-c", "user.email=oi@example.com", "commit", "-q", "--no-verify", "-m", "notes"], capture_output=True, text=True)
+print("commit exit", r.returncode, r.stderr.strip()[:120])
+attempt("move .git", move_git)
+"##;
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn workspace_code_cannot_plant_git_config_or_hooks_unless_the_user_opts_in() {
+    if !can_run(".git", &["python3", "git"]) {
+        return;
+    }
+    let s = setup();
+    let ws = s.work.path();
+    assert!(git(ws, &["init", "-q"]).status.success());
+    let config_before = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+
+    let text = s.run_python(GIT_CODE, &["--sandbox", "workspace"], &[]);
+    for what in [
+        "append config",
+        "add hook",
+        "move hooks",
+        "replace config",
+        "move .git",
+    ] {
+        assert!(!text.contains(&format!("DONE {what}")), "{what}: {text}");
+        assert!(text.contains(&format!("refused {what}")), "{what}: {text}");
+    }
+    assert!(!text.contains("git config exit 0"), "{text}");
+    assert!(
+        text.contains("commit exit 0"),
+        "ordinary git work failed: {text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(!ws.join(".git/hooks-away").exists() && !ws.join(".git-away").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "ordinary work\n"
+    );
+    let status = git(ws, &["status", "--short"]);
+    assert!(status.status.success());
+    assert!(!ws.join("pwned-by-config").exists() && !ws.join("pwned-by-git-config").exists());
+
+    // With the opt-in, the same code may write them (and the user was told at start).
+    let opted = setup();
+    let ws = opted.work.path();
+    assert!(git(ws, &["init", "-q"]).status.success());
+    let (text, stderr) = opted.run_python_with_stderr(
+        GIT_CODE,
+        &["--sandbox", "workspace", "--sandbox_git_writable"],
+        &[],
+    );
+    assert!(stderr.contains("sandbox_git_writable"), "{stderr}");
+    for what in [
+        "append config",
+        "add hook",
+        "move hooks",
+        "replace config",
+        "move .git",
+    ] {
+        assert!(text.contains(&format!("DONE {what}")), "{what}: {text}");
+    }
+    assert!(text.contains("git config exit 0"), "{text}");
+}
