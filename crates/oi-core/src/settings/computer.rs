@@ -246,6 +246,7 @@ mod tests {
         assert!(server.is_loosened_by(&server.clone().with_workspace("/")));
         assert!(server.is_loosened_by(&server.clone().with_unsandboxed_fallback(true)));
         assert!(server.is_loosened_by(&server.clone().with_pass_env("OPENAI_API_KEY")));
+        assert!(server.is_loosened_by(&server.clone().with_git_writable(true)));
         assert!(!server.is_loosened_by(&server.clone().with_workspace("/srv/w/sub")));
         assert!(
             !server.is_loosened_by(&SandboxPolicy::new(SandboxMode::ReadOnly).with_network(false))
