@@ -179,9 +179,16 @@ impl Drop for Tmux {
 }
 
 /// Python that tries every way out through a Unix socket: tmux through the inherited `$TMUX`
-/// and through the socket's path, a pathname listener, an abstract one; and shows the
-/// variables it inherited. `socketpair` must keep working.
-fn socket_code(tmux: &Tmux, marker: &Path, listener: &Path, abstract_name: &str) -> String {
+/// and through the socket's path, a pathname listener, an abstract one, a datagram socket
+/// reached from a datagram `socketpair`; and shows the variables it inherited. A stream
+/// `socketpair` must keep working.
+fn socket_code(
+    tmux: &Tmux,
+    marker: &Path,
+    listener: &Path,
+    abstract_name: &str,
+    datagram: &Path,
+) -> String {
     format!(
         r#"
 import os, socket, subprocess
@@ -199,10 +206,17 @@ for address in [{listener}, "\0" + {abstract_name}]:
         print("CONNECTED", repr(address))
     except OSError as e:
         print("refused", e.errno)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"reached", {datagram})
+    print("CONNECTED datagram")
+except OSError as e:
+    print("refused", e.errno)
 a, b = socket.socketpair()
 a.sendall(b"x")
 print("socketpair", b.recv(1) == b"x")
 "#,
+        datagram = py(&datagram.display().to_string()),
         marker = marker.display(),
         tmux_socket = py(&tmux.socket.display().to_string()),
         listener = py(&listener.display().to_string()),
@@ -227,8 +241,18 @@ fn sandboxed_code_reaches_no_tmux_and_no_unix_socket_of_the_host() {
     let address = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
     let abstract_listener = std::os::unix::net::UnixListener::bind_addr(&address).unwrap();
     abstract_listener.set_nonblocking(true).unwrap();
+    let datagram_path = run.path().join("journal.sock");
+    let datagram = std::os::unix::net::UnixDatagram::bind(&datagram_path).unwrap();
+    datagram.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 64];
     let marker = run.path().join("ran-outside");
-    let code = socket_code(&tmux, &marker, &listener_path, &abstract_name);
+    let code = socket_code(
+        &tmux,
+        &marker,
+        &listener_path,
+        &abstract_name,
+        &datagram_path,
+    );
     let tmux_env = tmux.env();
     let env = [
         ("TMUX", tmux_env.as_str()),
@@ -247,19 +271,27 @@ fn sandboxed_code_reaches_no_tmux_and_no_unix_socket_of_the_host() {
         marker.exists()
     });
     assert!(waited, "the unsandboxed control did not reach tmux: {text}");
-    assert_eq!(text.matches("CONNECTED").count(), 2, "{text}");
+    assert_eq!(text.matches("CONNECTED").count(), 3, "{text}");
     std::fs::remove_file(&marker).unwrap();
-    while listener.accept().is_ok() || abstract_listener.accept().is_ok() {}
+    while listener.accept().is_ok()
+        || abstract_listener.accept().is_ok()
+        || datagram.recv(&mut buf).is_ok()
+    {}
 
-    for mode in SANDBOXES {
-        let text = s.run_python(&code, &["--sandbox", mode], &env);
+    for flags in [
+        ["--sandbox", "workspace"],
+        ["--sandbox", "readonly"],
+        ["--deny_network", "--sandbox=off"],
+    ] {
+        let mode = flags.join(" ");
+        let text = s.run_python(&code, &flags, &env);
         std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(
             !marker.exists(),
             "{mode}: tmux ran the command outside: {text}"
         );
         assert!(!text.contains("CONNECTED"), "{mode}: {text}");
-        assert_eq!(text.matches("refused 13").count(), 2, "{mode}: {text}");
+        assert_eq!(text.matches("refused 13").count(), 3, "{mode}: {text}");
         assert!(!text.contains("tmux exit 0"), "{mode}: {text}");
         assert!(
             !text.contains("present"),
@@ -273,6 +305,10 @@ fn sandboxed_code_reaches_no_tmux_and_no_unix_socket_of_the_host() {
         assert!(
             abstract_listener.accept().is_err(),
             "{mode}: the abstract listener was reached"
+        );
+        assert!(
+            datagram.recv(&mut buf).is_err(),
+            "{mode}: the datagram socket was reached"
         );
     }
 }
