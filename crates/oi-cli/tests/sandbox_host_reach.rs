@@ -343,6 +343,10 @@ fn sandboxed_code_sees_no_host_shared_memory_and_no_keyring_of_the_host() {
         cannot_run("IPC and keyrings", "this kernel has no keyrings");
         return;
     };
+    // POSIX shared memory of the host: a file in /dev/shm.
+    let host_shm = Path::new("/dev/shm").join(unique("oi-test-host"));
+    std::fs::write(&host_shm, &payload).unwrap();
+    let code_shm = Path::new("/dev/shm").join(unique("oi-test-code"));
     let code = format!(
         r#"
 import ctypes, os
@@ -357,17 +361,36 @@ for serial in [{session}, {user}]:
     buf = ctypes.create_string_buffer(256)
     n = libc.syscall({keyctl}, 11, ctypes.c_long(serial), buf, 256)
     print("key", serial, ("READ " + buf.raw[:n].decode()) if n > 0 else "refused %d" % ctypes.get_errno())
+try:
+    print("posix shm READ", open({host_shm}).read())
+except OSError as e:
+    print("posix shm unseen", e.errno)
+try:
+    open({code_shm}, "w").write("x")
+    import multiprocessing
+    lock = multiprocessing.Lock()
+    with lock:
+        print("own shm works")
+except OSError as e:
+    print("own shm refused", e.errno)
 "#,
+        host_shm = py(&host_shm.display().to_string()),
+        code_shm = py(&code_shm.display().to_string()),
         session = session_key.0,
         user = user_key.0,
         keyctl = libc::SYS_keyctl,
     );
 
     let text = s.run_python(&code, &["--sandbox", "off"], &[]);
+    let _ = std::fs::remove_file(&code_shm);
     assert!(text.contains("shmat ATTACHED"), "control: {text}");
+    assert!(
+        text.contains(&format!("posix shm READ {payload}")),
+        "control: {text}"
+    );
     assert_eq!(
         text.matches(&format!("READ {payload}")).count(),
-        2,
+        3,
         "control: {text}"
     );
 
@@ -380,5 +403,14 @@ for serial in [{session}, {user}]:
             "{mode}: a host key was read: {text}"
         );
         assert_eq!(text.matches("refused 1\n").count(), 2, "{mode}: {text}");
+        assert!(text.contains("posix shm unseen 2"), "{mode}: {text}");
+        assert!(
+            !code_shm.exists(),
+            "{mode}: the code wrote the host's /dev/shm"
+        );
+        if mode == "workspace" {
+            assert!(text.contains("own shm works"), "{mode}: {text}");
+        }
     }
+    std::fs::remove_file(&host_shm).unwrap();
 }

@@ -260,6 +260,12 @@ impl Confine {
         let terminal_rights = ruleset
             .as_ref()
             .map_or(0, |r| r.handled(crate::landlock_rules::TERMINAL_RIGHTS));
+        let shm_rights = match (&ruleset, self.policy.mode) {
+            (Some(r), SandboxMode::Workspace) if fs => {
+                r.handled(crate::landlock_rules::writable(self.support().landlock_abi))
+            }
+            _ => 0,
+        };
         let no_new_privs = fs || net_denied;
         Ok(LinuxConfinement {
             namespaces,
@@ -268,6 +274,7 @@ impl Confine {
             no_new_privs,
             ruleset,
             terminal_rights,
+            shm_rights,
             filters: self.seccomp_filters(no_new_privs),
         })
     }

@@ -37,6 +37,8 @@ pub(crate) struct LinuxConfinement {
     pub ruleset: Option<crate::landlock::Ruleset>,
     /// What the ruleset grants on terminals (also on a private `/dev/pts` mounted later).
     pub terminal_rights: u64,
+    /// What the ruleset grants on a private `/dev/shm` mounted later (0: nothing, read only).
+    pub shm_rights: u64,
     /// The seccomp filters to install, in order.
     pub filters: Vec<Vec<libc::sock_filter>>,
 }
@@ -61,9 +63,9 @@ impl Confinement {
     /// built before the clone: safe between clone and exec.
     pub(crate) fn apply_in_child(&self) -> Result<(), (Step, i32)> {
         #[cfg(target_os = "linux")]
-        let private_terminals = match &self.linux.namespaces {
+        let private = match &self.linux.namespaces {
             Some(plan) => plan.apply_in_child()?,
-            None => false,
+            None => crate::namespaces::PrivateMounts::default(),
         };
         if let Some(dir) = &self.workdir {
             // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
@@ -75,7 +77,7 @@ impl Confinement {
             .apply()
             .map_err(|e| (Step::Rlimits, e.raw_os_error().unwrap_or(libc::EIO)))?;
         #[cfg(target_os = "linux")]
-        self.linux.apply_in_child(private_terminals)?;
+        self.linux.apply_in_child(private)?;
         Ok(())
     }
 }
@@ -83,13 +85,18 @@ impl Confinement {
 #[cfg(target_os = "linux")]
 impl LinuxConfinement {
     /// A new session keyring, capabilities, `no_new_privs`, Landlock (first granting the
-    /// terminal rights on the session's private `/dev/pts` when it has one), seccomp.
-    fn apply_in_child(&self, private_terminals: bool) -> Result<(), (Step, i32)> {
+    /// terminal rights on the session's private `/dev/pts`, and the writable roots' rights on
+    /// its private `/dev/shm`, when it has them), seccomp.
+    fn apply_in_child(&self, private: crate::namespaces::PrivateMounts) -> Result<(), (Step, i32)> {
         if self.new_keyring {
             join_new_session_keyring().map_err(|e| (Step::Keyring, e))?;
         }
-        if let (true, Some(ruleset)) = (private_terminals, &self.ruleset) {
+        if let (true, Some(ruleset)) = (private.terminals, &self.ruleset) {
             crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/pts", self.terminal_rights)
+                .map_err(|e| (Step::Landlock, e))?;
+        }
+        if let (true, Some(ruleset)) = (private.shm && self.shm_rights != 0, &self.ruleset) {
+            crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/shm", self.shm_rights)
                 .map_err(|e| (Step::Landlock, e))?;
         }
         if self.drop_capabilities {

@@ -68,6 +68,11 @@ fn handled(abi: u32, fs_on: bool, net_denied: bool) -> Handled {
     handled
 }
 
+/// What a writable root grants: every right of Landlock ABI `abi` but making device nodes.
+pub(crate) fn writable(abi: u32) -> u64 {
+    fs::all(abi) & !fs::MAKE_DEVICE
+}
+
 /// Reading everywhere, the terminal devices, and everything but making device nodes beneath
 /// each root (except beneath `carve_out`).
 fn grant_file_system(
@@ -80,7 +85,7 @@ fn grant_file_system(
     for path in DEVICES {
         ruleset.allow(Path::new(path), TERMINAL_RIGHTS)?;
     }
-    let writable = fs::all(abi) & !fs::MAKE_DEVICE;
+    let writable = writable(abi);
     for root in roots {
         for path in crate::protected::grants_except(root, carve_out) {
             ruleset.allow(&path, writable)?;
