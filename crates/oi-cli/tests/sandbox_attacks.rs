@@ -757,7 +757,7 @@ fn an_unprivileged_user_gets_the_same_containment() {
     let out = run(command);
     let text = printed(&out);
     assert!(
-        stderr(&out).contains("PID+mount namespaces (in a user namespace)"),
+        stderr(&out).contains("PID+mount+IPC namespaces (in a user namespace)"),
         "{}",
         stderr(&out)
     );

@@ -25,6 +25,8 @@ pub(crate) enum Step {
     WorkDir,
     /// Setting resource limits.
     Rlimits,
+    /// Joining a new anonymous session keyring.
+    Keyring,
     /// Dropping capabilities.
     Capabilities,
     /// Setting `no_new_privs`.
@@ -37,7 +39,7 @@ pub(crate) enum Step {
     Exec,
 }
 
-const STEPS: [Step; 15] = [
+const STEPS: [Step; 16] = [
     Step::JoinCgroup,
     Step::NewSession,
     Step::DeathSignal,
@@ -48,6 +50,7 @@ const STEPS: [Step; 15] = [
     Step::Bind,
     Step::WorkDir,
     Step::Rlimits,
+    Step::Keyring,
     Step::Capabilities,
     Step::NoNewPrivs,
     Step::Landlock,
@@ -83,6 +86,7 @@ impl Step {
             Step::Bind => "could not bind-mount oi's directories read-only for the session",
             Step::WorkDir => "could not enter the working directory",
             Step::Rlimits => "could not set the resource limits",
+            Step::Keyring => "could not give the session a keyring of its own",
             Step::Capabilities => "could not drop capabilities",
             Step::NoNewPrivs => "could not set no_new_privs",
             Step::Landlock => "could not enforce the Landlock sandbox",

@@ -230,8 +230,13 @@ impl Confine {
             Vec::new()
         };
         let protected = self.protected_dirs();
+        let git = if fs {
+            self.git_read_only(&roots)
+        } else {
+            Vec::new()
+        };
         let namespaces = if fs {
-            self.namespace_plan(&roots, &protected)?
+            self.namespace_plan(&roots, &protected, &git)?
         } else {
             None
         };
@@ -240,6 +245,7 @@ impl Confine {
             protected
                 .iter()
                 .map(|p| crate::protected::canonical(p))
+                .chain(git)
                 .collect()
         } else {
             Vec::new()
@@ -254,26 +260,49 @@ impl Confine {
         let terminal_rights = ruleset
             .as_ref()
             .map_or(0, |r| r.handled(crate::landlock_rules::TERMINAL_RIGHTS));
+        let shm_rights = match (&ruleset, self.policy.mode) {
+            (Some(r), SandboxMode::Workspace) if fs => {
+                r.handled(crate::landlock_rules::writable(self.support().landlock_abi))
+            }
+            _ => 0,
+        };
         let no_new_privs = fs || net_denied;
         Ok(LinuxConfinement {
             namespaces,
+            new_keyring: fs,
             drop_capabilities: fs,
             no_new_privs,
             ruleset,
             terminal_rights,
+            shm_rights,
             filters: self.seccomp_filters(no_new_privs),
         })
     }
 
+    /// What of the workspace's git repository stays read-only (`workspace` mode, unless the
+    /// user opted in): see `git_guard.rs`; only paths inside a writable root.
+    fn git_read_only(&self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        if self.policy.mode != SandboxMode::Workspace || self.policy.git_writable {
+            return Vec::new();
+        }
+        let workspace = crate::protected::canonical(&self.policy.workspace);
+        crate::git_guard::read_only_paths(&workspace)
+            .into_iter()
+            .filter(|path| roots.iter().any(|root| path.starts_with(root)))
+            .collect()
+    }
+
     /// The namespaces and mounts of a sandboxed session, where the machine supports them:
-    /// `protected` directories inside the writable `roots` become read-only, and every
-    /// directory on the way to them keeps its place.
+    /// `protected` directories and the `git` paths inside the writable `roots` become
+    /// read-only, and every directory on the way to them keeps its place.
     fn namespace_plan(
         &self,
         roots: &[PathBuf],
         protected: &[PathBuf],
+        git: &[PathBuf],
     ) -> std::io::Result<Option<crate::namespaces::NamespacePlan>> {
-        let guarded = crate::protected::inside_roots(protected, roots)?;
+        let mut guarded = crate::protected::inside_roots(protected, roots)?;
+        guarded.extend(git.iter().cloned());
         let pinned = crate::protected::pinned(&guarded, roots);
         crate::namespaces::NamespacePlan::new(self.support().namespaces, &pinned, &guarded)
     }

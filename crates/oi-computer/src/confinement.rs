@@ -1,5 +1,6 @@
 //! The plan a session's child applies between clone and exec — namespaces and mounts, working
-//! directory, rlimits, capabilities, `no_new_privs`, Landlock, seccomp — built in the parent
+//! directory, rlimits, a fresh session keyring, capabilities, `no_new_privs`, Landlock,
+//! seccomp — built in the parent
 //! by `confine.rs` from the policy, and applied with syscalls only.
 
 use std::ffi::CString;
@@ -25,6 +26,9 @@ pub(crate) struct Confinement {
 pub(crate) struct LinuxConfinement {
     /// The namespaces to enter and the mounts to make in them.
     pub namespaces: Option<crate::namespaces::NamespacePlan>,
+    /// Whether to join a new anonymous session keyring (so the host's session keyring is out
+    /// of reach; seccomp then refuses the key syscalls altogether).
+    pub new_keyring: bool,
     /// Whether to give up every capability.
     pub drop_capabilities: bool,
     /// Whether to set `no_new_privs`.
@@ -33,6 +37,8 @@ pub(crate) struct LinuxConfinement {
     pub ruleset: Option<crate::landlock::Ruleset>,
     /// What the ruleset grants on terminals (also on a private `/dev/pts` mounted later).
     pub terminal_rights: u64,
+    /// What the ruleset grants on a private `/dev/shm` mounted later (0: nothing, read only).
+    pub shm_rights: u64,
     /// The seccomp filters to install, in order.
     pub filters: Vec<Vec<libc::sock_filter>>,
 }
@@ -57,9 +63,9 @@ impl Confinement {
     /// built before the clone: safe between clone and exec.
     pub(crate) fn apply_in_child(&self) -> Result<(), (Step, i32)> {
         #[cfg(target_os = "linux")]
-        let private_terminals = match &self.linux.namespaces {
+        let private = match &self.linux.namespaces {
             Some(plan) => plan.apply_in_child()?,
-            None => false,
+            None => crate::namespaces::PrivateMounts::default(),
         };
         if let Some(dir) = &self.workdir {
             // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
@@ -71,18 +77,26 @@ impl Confinement {
             .apply()
             .map_err(|e| (Step::Rlimits, e.raw_os_error().unwrap_or(libc::EIO)))?;
         #[cfg(target_os = "linux")]
-        self.linux.apply_in_child(private_terminals)?;
+        self.linux.apply_in_child(private)?;
         Ok(())
     }
 }
 
 #[cfg(target_os = "linux")]
 impl LinuxConfinement {
-    /// Capabilities, `no_new_privs`, Landlock (first granting the terminal rights on the
-    /// session's private `/dev/pts` when it has one), seccomp.
-    fn apply_in_child(&self, private_terminals: bool) -> Result<(), (Step, i32)> {
-        if let (true, Some(ruleset)) = (private_terminals, &self.ruleset) {
+    /// A new session keyring, capabilities, `no_new_privs`, Landlock (first granting the
+    /// terminal rights on the session's private `/dev/pts`, and the writable roots' rights on
+    /// its private `/dev/shm`, when it has them), seccomp.
+    fn apply_in_child(&self, private: crate::namespaces::PrivateMounts) -> Result<(), (Step, i32)> {
+        if self.new_keyring {
+            join_new_session_keyring().map_err(|e| (Step::Keyring, e))?;
+        }
+        if let (true, Some(ruleset)) = (private.terminals, &self.ruleset) {
             crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/pts", self.terminal_rights)
+                .map_err(|e| (Step::Landlock, e))?;
+        }
+        if let (true, Some(ruleset)) = (private.shm && self.shm_rights != 0, &self.ruleset) {
+            crate::landlock::allow_in_child(ruleset.raw_fd(), c"/dev/shm", self.shm_rights)
                 .map_err(|e| (Step::Landlock, e))?;
         }
         if self.drop_capabilities {
@@ -99,4 +113,29 @@ impl LinuxConfinement {
         }
         Ok(())
     }
+}
+
+/// `keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)`: the calling process gets a new, empty,
+/// anonymous session keyring in place of the one inherited from oi. A kernel built without
+/// keys (`ENOSYS`) has no keyring to leave. Only a syscall: safe between clone and exec. The
+/// error is the errno.
+#[cfg(target_os = "linux")]
+fn join_new_session_keyring() -> Result<(), i32> {
+    /// `KEYCTL_JOIN_SESSION_KEYRING` of `<linux/keyctl.h>`.
+    const JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: a null name asks for an anonymous keyring; the kernel reads no memory of ours.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    };
+    if rc < 0 {
+        let errno = crate::errno::errno();
+        if errno != libc::ENOSYS {
+            return Err(errno);
+        }
+    }
+    Ok(())
 }

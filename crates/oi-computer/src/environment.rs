@@ -1,6 +1,7 @@
 //! What a session's child inherits of oi's environment: everything, minus oi's own secrets (in
-//! every mode), minus provider credentials (under a sandbox), unless the user passes a variable
-//! through by name; plus the variables oi sets for the session.
+//! every mode), minus provider credentials and the variables that point at a host daemon's
+//! socket (under a sandbox), unless the user passes a variable through by name; plus the
+//! variables oi sets for the session.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -35,6 +36,48 @@ pub const PROVIDER_KEY_VARS: &[&str] = &[
 
 /// Name endings treated as credentials under a sandbox, whatever the provider.
 pub const PROVIDER_KEY_SUFFIXES: &[&str] = &["_API_KEY", "_API_TOKEN"];
+
+/// Variables that point at a host daemon's socket or session (terminal multiplexers, agents,
+/// buses, container engines, displays), withheld from sandboxed code: the sandbox refuses Unix
+/// sockets anyway, and a program that finds none of these does not try.
+pub const SOCKET_VARS: &[&str] = &[
+    "TMUX",
+    "TMUX_PANE",
+    "TMUX_TMPDIR",
+    "STY",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "PODMAN_HOST",
+    "XDG_RUNTIME_DIR",
+    "WAYLAND_DISPLAY",
+    "WAYLAND_SOCKET",
+    "DISPLAY",
+    "XAUTHORITY",
+    "PULSE_SERVER",
+    "PIPEWIRE_REMOTE",
+    "KITTY_LISTEN_ON",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VSCODE_IPC_HOOK_CLI",
+    "EMACS_SOCKET_NAME",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "CONTAINERD_ADDRESS",
+    "KRB5CCNAME",
+];
+
+/// Name endings treated as socket-pointing under a sandbox, whatever the program.
+pub const SOCKET_SUFFIXES: &[&str] = &["_SOCK", "_SOCKET", "_BUS_ADDRESS", "_IPC_HOOK"];
+
+/// Whether `name` points at a host daemon's socket (withheld from sandboxed code).
+pub fn is_socket_var(name: &str) -> bool {
+    SOCKET_VARS.contains(&name) || SOCKET_SUFFIXES.iter().any(|s| name.ends_with(s))
+}
 
 /// Values shorter than this are not matched by value: real keys are longer, and a short value
 /// (`1`, `x`) would match ordinary variables such as `SHLVL`.
@@ -137,7 +180,8 @@ pub(crate) struct Inherit<'a> {
     pub secrets: &'a Secrets,
     /// Names passed through whatever else says.
     pub pass: &'a [String],
-    /// Whether a sandbox is on (then provider credentials are withheld too).
+    /// Whether a sandbox is on (then provider credentials and socket-pointing variables are
+    /// withheld too).
     pub sandboxed: bool,
 }
 
@@ -150,7 +194,10 @@ impl Inherit<'_> {
         if self.secrets.covers(name, value) {
             return false;
         }
-        !(self.sandboxed && name.to_str().is_some_and(is_provider_key))
+        !(self.sandboxed
+            && name
+                .to_str()
+                .is_none_or(|name| is_provider_key(name) || is_socket_var(name)))
     }
 
     /// The environment of a child: `base` filtered, then `set` (which wins).
@@ -230,6 +277,52 @@ mod tests {
         assert_eq!(
             names(&passing.environment(base(), &[])),
             ["PATH", "OPENAI_API_KEY", "GROQ_API_KEY", "SHLVL"]
+        );
+    }
+
+    #[test]
+    fn sandboxed_code_gets_no_variable_that_points_at_a_host_socket() {
+        let secrets = Secrets::new();
+        let sandboxed = Inherit {
+            secrets: &secrets,
+            pass: &[],
+            sandboxed: true,
+        };
+        let base: Vec<(OsString, OsString)> = [
+            ("PATH", "/usr/bin"),
+            ("TMUX", "/tmp/tmux-0/default,1,0"),
+            ("TMUX_PANE", "%1"),
+            ("STY", "1.pts-0.host"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus"),
+            ("DOCKER_HOST", "unix:///run/docker.sock"),
+            ("XDG_RUNTIME_DIR", "/run/user/0"),
+            ("WAYLAND_DISPLAY", "wayland-0"),
+            ("DISPLAY", ":0"),
+            ("GPG_AGENT_INFO", "/run/user/0/gnupg/S.gpg-agent"),
+            ("MY_DAEMON_SOCK", "/run/x.sock"),
+            ("HOME", "/root"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+        assert_eq!(
+            names(&sandboxed.environment(base.clone(), &[])),
+            ["PATH", "HOME"]
+        );
+        let off = Inherit {
+            sandboxed: false,
+            ..sandboxed
+        };
+        assert_eq!(off.environment(base.clone(), &[]).len(), base.len());
+        let pass = ["DISPLAY".to_owned()];
+        let passing = Inherit {
+            pass: &pass,
+            ..sandboxed
+        };
+        assert_eq!(
+            names(&passing.environment(base, &[])),
+            ["PATH", "DISPLAY", "HOME"]
         );
     }
 

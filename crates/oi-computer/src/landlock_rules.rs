@@ -1,7 +1,7 @@
 //! The Landlock ruleset of a sandboxed session (Linux): reads everywhere, writes only beneath
 //! the writable roots (except beneath oi's own directories when no mount namespace protects
-//! them), terminals and `/dev/null`-like devices usable but no device nodes made; TCP and
-//! abstract Unix sockets as the network policy says. Built in the parent; the child only
+//! them), terminals and `/dev/null`-like devices usable but no device nodes made; TCP as the
+//! network policy says; abstract Unix sockets and signals scoped to the sandbox. Built in the parent; the child only
 //! enforces it.
 
 use std::path::{Path, PathBuf};
@@ -48,9 +48,9 @@ pub(crate) fn ruleset(
 }
 
 /// What the ruleset handles (denies unless granted): every file-system right of `abi` when
-/// the file-system sandbox is on, TCP bind and connect (ABI ≥ 4) and abstract Unix sockets
-/// (ABI ≥ 6) when the network is denied, signals to processes outside (ABI ≥ 6) when
-/// sandboxed.
+/// the file-system sandbox is on, TCP bind and connect (ABI ≥ 4) when the network is denied,
+/// abstract Unix sockets created outside (ABI ≥ 6; a second layer under seccomp's refusal of
+/// `AF_UNIX`) and signals to processes outside (ABI ≥ 6) whenever sandboxed.
 fn handled(abi: u32, fs_on: bool, net_denied: bool) -> Handled {
     let mut handled = Handled::default();
     if fs_on {
@@ -62,10 +62,15 @@ fn handled(abi: u32, fs_on: bool, net_denied: bool) -> Handled {
     if abi >= 6 && fs_on {
         handled.scoped |= scope::SIGNAL;
     }
-    if abi >= 6 && net_denied {
+    if abi >= 6 && (fs_on || net_denied) {
         handled.scoped |= scope::ABSTRACT_UNIX_SOCKET;
     }
     handled
+}
+
+/// What a writable root grants: every right of Landlock ABI `abi` but making device nodes.
+pub(crate) fn writable(abi: u32) -> u64 {
+    fs::all(abi) & !fs::MAKE_DEVICE
 }
 
 /// Reading everywhere, the terminal devices, and everything but making device nodes beneath
@@ -80,7 +85,7 @@ fn grant_file_system(
     for path in DEVICES {
         ruleset.allow(Path::new(path), TERMINAL_RIGHTS)?;
     }
-    let writable = fs::all(abi) & !fs::MAKE_DEVICE;
+    let writable = writable(abi);
     for root in roots {
         for path in crate::protected::grants_except(root, carve_out) {
             ruleset.allow(&path, writable)?;

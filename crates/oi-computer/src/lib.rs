@@ -57,6 +57,8 @@ mod probe;
 mod confine;
 mod confinement;
 #[cfg(target_os = "linux")]
+mod git_guard;
+#[cfg(target_os = "linux")]
 mod landlock_rules;
 
 // 6. The child, between clone and exec.
@@ -108,5 +110,7 @@ pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
 pub use merge_outputs::merge_outputs;
 pub use probe::probe;
-pub use sandbox_policy::{SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning};
+pub use sandbox_policy::{
+    SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning, git_writable_note,
+};
 pub use sandbox_support::{NamespaceSupport, SandboxSupport};

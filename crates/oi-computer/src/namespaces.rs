@@ -1,11 +1,14 @@
-//! A PID and a mount namespace per sandboxed session (Linux): the session's interpreter is
+//! A PID, a mount and an IPC namespace per sandboxed session (Linux): the session's interpreter is
 //! PID 1 of its own namespace, so when it dies the kernel kills everything the session
 //! started (`setsid`, double forks and `nohup` included), and a fresh procfs on `/proc` shows
 //! only the session's processes (oi's `environ` and `cmdline` are out of reach). Mount
 //! propagation is made one-way (host → session), and oi's own directories are bind-mounted
 //! read-only, with every directory between a writable root and them bound onto itself so it
 //! cannot be renamed away. A private instance of the terminal file system on `/dev/pts` keeps
-//! oi's own terminal out of reach.
+//! oi's own terminal out of reach. The IPC namespace leaves the host's System V shared memory,
+//! semaphores and message queues out of sight, and so do a fresh `tmpfs` on `/dev/shm` (POSIX
+//! shared memory and semaphores live there as files) and a fresh `mqueue` on `/dev/mqueue`
+//! (POSIX message queues; mounted in the new IPC namespace, it shows that namespace's).
 //!
 //! As root the namespaces are created directly; other users get them inside a new user
 //! namespace that maps only their own uid and gid (`setgroups` denied). The plan is built in
@@ -30,10 +33,21 @@ const KEPT_FLAGS: [(libc::c_ulong, libc::c_ulong); 6] = [
     (libc::ST_RELATIME, libc::MS_RELATIME),
 ];
 
+/// What the child mounted of its own, besides the plan's binds: Landlock rules made in the
+/// parent do not cover these new file systems, so the child grants them afterwards.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PrivateMounts {
+    /// A private terminal file system on `/dev/pts`.
+    pub terminals: bool,
+    /// A private `tmpfs` on `/dev/shm`.
+    pub shm: bool,
+}
+
 /// The mount steps of one session, in order.
 #[derive(Debug)]
 pub(crate) struct NamespacePlan {
-    /// The `clone` flags: `CLONE_NEWPID | CLONE_NEWNS`, with `CLONE_NEWUSER` for non-root.
+    /// The `clone` flags: `CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC`, with `CLONE_NEWUSER` for
+    /// non-root.
     pub flags: libc::c_int,
     /// `uid_map` and `gid_map` lines for a user namespace.
     user_maps: Option<(CString, CString)>,
@@ -41,6 +55,8 @@ pub(crate) struct NamespacePlan {
     pinned: Vec<CString>,
     /// Directories bound read-only, with the flags their remount keeps.
     read_only: Vec<(CString, libc::c_ulong)>,
+    /// Whether the host has `/dev/mqueue` to mount a fresh message queue file system on.
+    mqueue: bool,
 }
 
 impl NamespacePlan {
@@ -51,7 +67,7 @@ impl NamespacePlan {
         pinned: &[PathBuf],
         read_only: &[PathBuf],
     ) -> std::io::Result<Option<NamespacePlan>> {
-        let base = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        let base = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
         let (flags, user_maps) = match support {
             NamespaceSupport::Unavailable => return Ok(None),
             NamespaceSupport::Direct => (base, None),
@@ -69,15 +85,17 @@ impl NamespacePlan {
                 .map(|d| c_path(d))
                 .collect::<std::io::Result<_>>()?,
             read_only,
+            mqueue: Path::new("/dev/mqueue").is_dir(),
         }))
     }
 
     /// In the child, right after clone: maps the user, makes propagation one-way, mounts the
     /// fresh procfs, binds, and mounts a private instance of the terminal file system on
     /// `/dev/pts` (so oi's own terminal is not there to open; `/dev/ptmx` then allocates from
-    /// it). Returns whether that instance was mounted (kernels or containers without it keep
-    /// the host's). Only syscalls on memory built before the clone.
-    pub(crate) fn apply_in_child(&self) -> Result<bool, (Step, i32)> {
+    /// it), a private `tmpfs` on `/dev/shm` and `mqueue` on `/dev/mqueue`. Returns what of
+    /// these was mounted (kernels or containers without them keep the host's). Only syscalls
+    /// on memory built before the clone.
+    pub(crate) fn apply_in_child(&self) -> Result<PrivateMounts, (Step, i32)> {
         if let Some((uid_map, gid_map)) = &self.user_maps {
             write_file(c"/proc/self/setgroups", b"deny")
                 .and_then(|()| write_file(c"/proc/self/uid_map", uid_map.as_bytes()))
@@ -104,7 +122,7 @@ impl NamespacePlan {
             let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept;
             mount(None, dir, None, remount, None).map_err(|e| (Step::Bind, e))?;
         }
-        let private_terminals = mount(
+        let terminals = mount(
             Some(c"devpts"),
             c"/dev/pts",
             Some(c"devpts"),
@@ -112,7 +130,27 @@ impl NamespacePlan {
             Some(c"newinstance,ptmxmode=0666,mode=0600"),
         )
         .is_ok();
-        Ok(private_terminals)
+        let shm = mount(
+            Some(c"tmpfs"),
+            c"/dev/shm",
+            Some(c"tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(c"mode=1777"),
+        )
+        .is_ok();
+        if self.mqueue {
+            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            // Best effort: without it the host's queues stay visible as files, but Landlock
+            // keeps them read-only.
+            let _ = mount(
+                Some(c"mqueue"),
+                c"/dev/mqueue",
+                Some(c"mqueue"),
+                flags,
+                None,
+            );
+        }
+        Ok(PrivateMounts { terminals, shm })
     }
 }
 

@@ -26,6 +26,14 @@ pub fn broad_workspace_warning(policy: &SandboxPolicy) -> Option<String> {
     ))
 }
 
+/// The note given at start when `workspace` mode lets code write `.git/config` and
+/// `.git/hooks` (the user opted in), or `None`.
+pub fn git_writable_note(policy: &SandboxPolicy) -> Option<String> {
+    (policy.mode == SandboxMode::Workspace && policy.git_writable).then(|| {
+        "code may write the workspace's .git/config and .git/hooks (sandbox_git_writable): a hook or core.fsmonitor it sets there runs outside the sandbox at your next git command.".to_owned()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

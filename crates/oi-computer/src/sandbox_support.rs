@@ -37,9 +37,11 @@ pub struct SandboxSupport {
 }
 
 impl SandboxSupport {
-    /// Whether the file-system modes (`workspace`, `readonly`) can be enforced (Landlock ≥ 1).
+    /// Whether the file-system modes (`workspace`, `readonly`) can be enforced: Landlock ≥ 1
+    /// for the files, and seccomp for what Landlock does not cover (Unix sockets of host
+    /// daemons, device nodes, keyrings).
     pub fn filesystem(&self) -> bool {
-        self.landlock_abi >= 1
+        self.landlock_abi >= 1 && self.seccomp
     }
 
     /// Whether Landlock can deny TCP connect and bind (ABI ≥ 4).
@@ -63,7 +65,7 @@ impl SandboxSupport {
         let mut missing = Vec::new();
         if policy.mode != SandboxMode::Off && !self.filesystem() {
             missing.push(format!(
-                "the `{}` file-system sandbox needs Landlock (Linux 5.13+, enabled in the kernel's LSM list)",
+                "the `{}` file-system sandbox needs Landlock (Linux 5.13+, enabled in the kernel's LSM list) and seccomp",
                 policy.mode
             ));
         }
@@ -92,9 +94,11 @@ impl fmt::Display for SandboxSupport {
             ", seccomp unavailable"
         })?;
         f.write_str(match self.namespaces {
-            NamespaceSupport::Direct => ", PID+mount namespaces",
-            NamespaceSupport::WithUserNamespace => ", PID+mount namespaces (in a user namespace)",
-            NamespaceSupport::Unavailable => ", no PID+mount namespaces",
+            NamespaceSupport::Direct => ", PID+mount+IPC namespaces",
+            NamespaceSupport::WithUserNamespace => {
+                ", PID+mount+IPC namespaces (in a user namespace)"
+            }
+            NamespaceSupport::Unavailable => ", no PID+mount+IPC namespaces",
         })?;
         f.write_str(if self.cgroup {
             ", a cgroup per session"

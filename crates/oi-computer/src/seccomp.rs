@@ -6,13 +6,26 @@
 //!   characters into a terminal's input) and `ioctl(TIOCLINUX)` (console selection paste) fail
 //!   with `EPERM`, also through the 32-bit and x32 ABIs.
 //! - [`sandbox`] (the `workspace` and `readonly` modes): `mknod`/`mknodat` of character and
-//!   block devices fail with `EPERM`; syscalls of another ABI (32-bit `int 0x80`, x32) fail
-//!   with `EACCES`, so the filters cannot be sidestepped through them.
+//!   block devices fail with `EPERM`; `socket(2)` of any family but IPv4, IPv6 and netlink
+//!   fails with `EACCES` — above all `AF_UNIX`, so no pathname or abstract Unix socket of a
+//!   host daemon (tmux, screen, Docker, D-Bus, ssh-agent) can be reached, wherever it lives and
+//!   as root too (`socketpair(2)` of `SOCK_STREAM` stays, see below), and `AF_VSOCK`,
+//!   `AF_PACKET` and the rest with it — and `io_uring_setup(2)` (which could create sockets
+//!   without `socket`) fails with `EACCES`; the key management syscalls (`keyctl`, `add_key`,
+//!   `request_key`) fail with `EPERM`, so no keyring of the uid is read or written; syscalls
+//!   of another ABI (32-bit `int 0x80`, x32) fail with `EACCES`, so the filters cannot be
+//!   sidestepped through them.
 //! - [`deny_network`] (network denied): every `socket(2)` fails with `EACCES` — IPv4, IPv6,
 //!   raw, packet, netlink, and Unix sockets too, so no listener outside the sandbox can be
 //!   reached by path — and so does `io_uring_setup(2)` (io_uring can create sockets without the
-//!   `socket` syscall). `socketpair(2)` stays allowed: its two ends are connected to each other
-//!   and reach nothing else. Syscalls of another ABI fail with `EACCES`.
+//!   `socket` syscall). Syscalls of another ABI fail with `EACCES`.
+//!
+//! Both the sandbox and the network filter let `socketpair(2)` make `SOCK_STREAM` pairs only:
+//! their two ends are connected to each other and reach nothing else (`connect` gives
+//! `EISCONN`, `sendto` with an address `EISCONN`). A datagram pair would not be closed: an
+//! end can `sendto` (or `connect` to) any datagram socket by path, such as journald's,
+//! `/dev/log` or systemd's notify socket; so `SOCK_DGRAM` and `SOCK_SEQPACKET` pairs fail with
+//! `EACCES`.
 
 use libc::sock_filter;
 
@@ -78,6 +91,8 @@ enum Label {
     Mknod,
     Mknodat,
     Mode,
+    Socket,
+    Socketpair,
 }
 
 /// One instruction, with symbolic jump targets (always forward).
@@ -215,11 +230,46 @@ fn native_only(arch: u32) -> Vec<Op> {
     ops
 }
 
-/// The sandbox filter: no device nodes, no other ABI.
+/// The socket families sandboxed code may create (with the network allowed; the network
+/// filter refuses them all): IPv4, IPv6, and netlink (which `getaddrinfo` reads interfaces
+/// through). Everything else — `AF_UNIX` first — is refused.
+const SANDBOX_FAMILIES: [u32; 3] = [
+    libc::AF_INET as u32,
+    libc::AF_INET6 as u32,
+    libc::AF_NETLINK as u32,
+];
+
+/// The end of a filter that sends `socketpair` to [`Label::Socketpair`]: only `SOCK_STREAM`
+/// pairs (the type's low four bits; `SOCK_NONBLOCK` and `SOCK_CLOEXEC` are higher) are
+/// allowed.
+fn stream_pairs_only() -> [Op; 4] {
+    [
+        Op::At(Label::Socketpair),
+        Op::Load(arg_low(1)),
+        Op::And(0xf),
+        Op::Eq(
+            libc::SOCK_STREAM as u32,
+            Some(Label::Allow),
+            Some(Label::DenyEacces),
+        ),
+    ]
+}
+
+/// The sandbox filter: no device nodes, no Unix (or other non-IP) sockets, no io_uring, no
+/// keyrings, no other ABI.
 pub(crate) fn sandbox() -> Option<Vec<sock_filter>> {
     let arch = ARCH?;
     let mknodat = u32::try_from(libc::SYS_mknodat).ok()?;
+    let nr = |n: libc::c_long| u32::try_from(n).ok();
     let mut ops = native_only(arch);
+    ops.extend([
+        Op::Eq(nr(libc::SYS_socket)?, Some(Label::Socket), None),
+        Op::Eq(nr(libc::SYS_socketpair)?, Some(Label::Socketpair), None),
+        Op::Eq(nr(libc::SYS_io_uring_setup)?, Some(Label::DenyEacces), None),
+        Op::Eq(nr(libc::SYS_keyctl)?, Some(Label::DenyEperm), None),
+        Op::Eq(nr(libc::SYS_add_key)?, Some(Label::DenyEperm), None),
+        Op::Eq(nr(libc::SYS_request_key)?, Some(Label::DenyEperm), None),
+    ]);
     #[cfg(target_arch = "x86_64")]
     ops.push(Op::Eq(
         u32::try_from(libc::SYS_mknod).ok()?,
@@ -240,22 +290,35 @@ pub(crate) fn sandbox() -> Option<Vec<sock_filter>> {
         Op::And(libc::S_IFMT),
         Op::Eq(libc::S_IFCHR, Some(Label::DenyEperm), None),
         Op::Eq(libc::S_IFBLK, Some(Label::DenyEperm), Some(Label::Allow)),
+        Op::At(Label::Socket),
+        Op::Load(arg_low(0)),
+        Op::Eq(SANDBOX_FAMILIES[0], Some(Label::Allow), None),
+        Op::Eq(SANDBOX_FAMILIES[1], Some(Label::Allow), None),
+        Op::Eq(
+            SANDBOX_FAMILIES[2],
+            Some(Label::Allow),
+            Some(Label::DenyEacces),
+        ),
     ]);
+    ops.extend(stream_pairs_only());
     ops.extend(answers());
     assemble(&ops)
 }
 
-/// The network filter: no sockets of any family (`socketpair` stays), no io_uring, no other
-/// ABI.
+/// The network filter: no sockets of any family (stream `socketpair`s stay), no io_uring, no
+/// other ABI.
 pub(crate) fn deny_network() -> Option<Vec<sock_filter>> {
     let arch = ARCH?;
     let socket = u32::try_from(libc::SYS_socket).ok()?;
+    let socketpair = u32::try_from(libc::SYS_socketpair).ok()?;
     let io_uring = u32::try_from(libc::SYS_io_uring_setup).ok()?;
     let mut ops = native_only(arch);
     ops.extend([
         Op::Eq(socket, Some(Label::DenyEacces), None),
+        Op::Eq(socketpair, Some(Label::Socketpair), None),
         Op::Eq(io_uring, Some(Label::DenyEacces), Some(Label::Allow)),
     ]);
+    ops.extend(stream_pairs_only());
     ops.extend(answers());
     assemble(&ops)
 }
@@ -322,6 +385,26 @@ mod tests {
         }
     }
 
+    /// `socketpair` of `SOCK_STREAM` (with any flags) passes `p`; datagram and seqpacket
+    /// pairs do not.
+    fn assert_stream_pairs_only(p: &[sock_filter]) {
+        let arch = ARCH.unwrap();
+        let socketpair = libc::SYS_socketpair as u32;
+        let unix = libc::AF_UNIX as u64;
+        let stream = libc::SOCK_STREAM as u64;
+        let flags = (libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
+        assert_eq!(
+            evaluate(p, socketpair, arch, [unix, stream, 0, 0, 0, 0]),
+            ALLOW
+        );
+        let with_flags = [unix, stream | flags, 0, 0, 0, 0];
+        assert_eq!(evaluate(p, socketpair, arch, with_flags), ALLOW);
+        for kind in [libc::SOCK_DGRAM, libc::SOCK_SEQPACKET, libc::SOCK_RAW] {
+            let args = [unix, kind as u64 | flags, 0, 0, 0, 0];
+            assert_eq!(evaluate(p, socketpair, arch, args), errno(libc::EACCES));
+        }
+    }
+
     #[test]
     fn terminal_injection_is_refused_on_every_abi() {
         let Some(p) = deny_terminal_injection() else {
@@ -377,7 +460,36 @@ mod tests {
     }
 
     #[test]
-    fn the_network_filter_refuses_every_socket_but_not_socketpair() {
+    fn the_sandbox_refuses_unix_sockets_io_uring_and_keyrings() {
+        let Some(p) = sandbox() else { return };
+        let arch = ARCH.unwrap();
+        let socket = libc::SYS_socket as u32;
+        for family in [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK] {
+            let args = [family as u64, 1, 0, 0, 0, 0];
+            assert_eq!(evaluate(&p, socket, arch, args), ALLOW, "family {family}");
+        }
+        for family in [libc::AF_UNIX, libc::AF_VSOCK, libc::AF_PACKET, 0x7fff_ffff] {
+            let args = [family as u64, 1, 0, 0, 0, 0];
+            assert_eq!(evaluate(&p, socket, arch, args), errno(libc::EACCES));
+        }
+        let high = [0xffff_ffff_0000_0000 | libc::AF_UNIX as u64, 1, 0, 0, 0, 0];
+        assert_eq!(
+            evaluate(&p, socket, arch, high),
+            errno(libc::EACCES),
+            "the kernel ignores the high bits of an int argument"
+        );
+        assert_stream_pairs_only(&p);
+        assert_eq!(
+            evaluate(&p, libc::SYS_io_uring_setup as u32, arch, [0; 6]),
+            errno(libc::EACCES)
+        );
+        for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
+            assert_eq!(evaluate(&p, call as u32, arch, [0; 6]), errno(libc::EPERM));
+        }
+    }
+
+    #[test]
+    fn the_network_filter_refuses_every_socket_but_a_stream_socketpair() {
         let Some(p) = deny_network() else { return };
         let arch = ARCH.unwrap();
         let socket = libc::SYS_socket as u32;
@@ -390,8 +502,7 @@ mod tests {
             let args = [family as u64, 1, 0, 0, 0, 0];
             assert_eq!(evaluate(&p, socket, arch, args), errno(libc::EACCES));
         }
-        let socketpair = libc::SYS_socketpair as u32;
-        assert_eq!(evaluate(&p, socketpair, arch, [1, 1, 0, 0, 0, 0]), ALLOW);
+        assert_stream_pairs_only(&p);
         assert_eq!(
             evaluate(&p, libc::SYS_io_uring_setup as u32, arch, [0; 6]),
             errno(libc::EACCES)

@@ -106,6 +106,9 @@ impl Assembly {
         if let Some(warning) = oi_computer::broad_workspace_warning(sandbox) {
             notes.push(format!("sandbox: {warning}"));
         }
+        if let Some(note) = oi_computer::git_writable_note(sandbox) {
+            notes.push(format!("sandbox: {note}"));
+        }
         notes
     }
 

@@ -116,6 +116,9 @@ pub struct SettingsArgs {
     /// When the kernel cannot enforce the sandbox, run unsandboxed (saying so) instead of refusing.
     #[arg(long = "sandbox_fallback")]
     pub sandbox_fallback: bool,
+    /// Under --sandbox workspace, let code write the workspace's .git/config and .git/hooks (read-only by default: a hook or core.fsmonitor set there runs outside the sandbox at your next git command).
+    #[arg(long = "sandbox_git_writable")]
+    pub sandbox_git_writable: bool,
     /// Let the code see this environment variable although oi withholds it (oi's own keys always, provider keys under a sandbox); repeatable.
     #[arg(long = "pass_env", value_name = "NAME")]
     pub pass_env: Vec<String>,
@@ -213,6 +216,7 @@ impl SettingsArgs {
             allow_unsandboxed_fallback: given(self.sandbox_fallback),
             workspace: self.workspace.clone(),
             pass_env: (!self.pass_env.is_empty()).then(|| self.pass_env.clone()),
+            git_writable: given(self.sandbox_git_writable),
         };
         let limits = LimitsPatch {
             max_processes: self.max_processes,

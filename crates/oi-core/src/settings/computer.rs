@@ -78,6 +78,10 @@ pub struct SandboxPolicy {
     /// Environment variables passed to the code although oi would withhold them (its own
     /// secrets in every mode, provider credentials under a sandbox), by exact name.
     pub pass_env: Vec<String>,
+    /// In `workspace` mode, let the code write the workspace's `.git/config` and `.git/hooks`
+    /// too (by default they stay read-only: a hook or `core.fsmonitor` planted there would run
+    /// outside the sandbox at the user's next `git` command).
+    pub git_writable: bool,
 }
 
 impl Default for SandboxPolicy {
@@ -88,6 +92,7 @@ impl Default for SandboxPolicy {
             allow_unsandboxed_fallback: false,
             workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             pass_env: Vec::new(),
+            git_writable: false,
         }
     }
 }
@@ -128,6 +133,12 @@ impl SandboxPolicy {
         self
     }
 
+    /// The same policy, letting workspace code write `.git/config` and `.git/hooks`.
+    pub fn with_git_writable(mut self, writable: bool) -> Self {
+        self.git_writable = writable;
+        self
+    }
+
     /// Whether the policy restricts anything at all.
     pub fn restricts(&self) -> bool {
         self.mode != SandboxMode::Off || !self.network
@@ -145,6 +156,7 @@ impl SandboxPolicy {
         rank(other.mode) < rank(self.mode)
             || (other.network && !self.network)
             || (other.allow_unsandboxed_fallback && !self.allow_unsandboxed_fallback)
+            || (other.git_writable && !self.git_writable)
             || other
                 .pass_env
                 .iter()
@@ -273,6 +285,7 @@ mod tests {
         assert!(server.is_loosened_by(&server.clone().with_workspace("/")));
         assert!(server.is_loosened_by(&server.clone().with_unsandboxed_fallback(true)));
         assert!(server.is_loosened_by(&server.clone().with_pass_env("OPENAI_API_KEY")));
+        assert!(server.is_loosened_by(&server.clone().with_git_writable(true)));
         assert!(!server.is_loosened_by(&server.clone().with_workspace("/srv/w/sub")));
         // `..` and `.` do not hide a way out, nor do links.
         for out in [

@@ -81,6 +81,8 @@ pub struct SandboxPatch {
     pub workspace: Option<PathBuf>,
     /// Variables the code may see although oi withholds them (added to those already passed).
     pub pass_env: Option<Vec<String>>,
+    /// Let workspace code write `.git/config` and `.git/hooks`.
+    pub git_writable: Option<bool>,
 }
 
 /// Changes to the resource limits, one limit at a time.
@@ -248,6 +250,7 @@ impl SandboxSpec {
                     &patch.allow_unsandboxed_fallback,
                 );
                 set(&mut policy.workspace, &patch.workspace);
+                set(&mut policy.git_writable, &patch.git_writable);
                 add_names(&mut policy.pass_env, patch.pass_env.as_deref());
             }
         }
