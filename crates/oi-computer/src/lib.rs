@@ -79,6 +79,7 @@ mod session_handle;
 //    session of a language (`engine`), and HTML/React shown with a screenshot.
 mod applescript;
 mod engine;
+mod heredoc;
 mod html;
 mod java;
 mod javascript;

@@ -44,6 +44,18 @@ async fn errors_and_plots() {
                 .is_some_and(|t| t.starts_with("iVBORw0KGgo"))),
         "no PNG: {out:?}"
     );
+    // The driver encodes the plot itself (oi opens no file it names): a whole PNG.
+    let png = out
+        .iter()
+        .find_map(|o| (o.format.as_deref() == Some("base64.png")).then(|| o.content.as_text()))
+        .flatten()
+        .map(|t| base64::Engine::decode(&base64::engine::general_purpose::STANDARD, t.trim()));
+    let png = png.and_then(Result::ok).unwrap_or_default();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.ends_with(b"IEND\xaeB`\x82"),
+        "{} bytes",
+        png.len()
+    );
     assert!(
         !std::path::Path::new("Rplots.pdf").exists(),
         "litter in the cwd"
