@@ -61,7 +61,13 @@ pub fn show(chunk: &Chunk, dir: &Path) -> String {
         text.as_bytes().to_vec()
     };
     let path = unique_path(dir, extension(chunk));
-    if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, bytes)) {
+    let written = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .ok_or_else(|| std::io::Error::other("no file name"))
+        .and_then(|name| create_new_in(dir, name))
+        .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes));
+    if let Err(e) = written {
         return format!("[could not save the output to {}: {e}]\n", path.display());
     }
     match opener() {
@@ -87,6 +93,26 @@ fn unique_path(dir: &Path, extension: &str) -> PathBuf {
         "oi-output-{}-{stamp}.{extension}",
         std::process::id()
     ))
+}
+
+/// A new file `name` in `dir` (made when missing), for oi's own output. Sandboxed code may
+/// write the temp directory, so the directory is opened without following a link and the file
+/// is created new beneath it, never through a link (symbolic or hard) or a FIFO planted there.
+pub fn create_new_in(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    std::fs::create_dir_all(dir)?;
+    let dir = rustix::fs::open(
+        dir,
+        OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let file = rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    Ok(std::fs::File::from(file))
 }
 
 /// Where displayed outputs are saved.

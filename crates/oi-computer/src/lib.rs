@@ -83,6 +83,7 @@ mod heredoc;
 mod html;
 mod java;
 mod javascript;
+mod own_dir;
 mod powershell;
 mod python;
 mod r;
@@ -108,6 +109,7 @@ pub use environment::{
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
 pub use merge_outputs::merge_outputs;
+pub use own_dir::private_dir;
 pub use probe::probe;
 pub use sandbox_policy::{SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning};
 pub use sandbox_support::{NamespaceSupport, SandboxSupport};
