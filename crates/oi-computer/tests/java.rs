@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use common::{have, run, stop_after, text};
 use futures::StreamExt;
 use oi_computer::LocalComputer;
-use oi_core::computer::{Computer, Output};
+use oi_core::computer::Output;
 
 const HELLO: &str = "public class Hello {\n    public static void main(String[] args) {\n        System.out.println(\"hi é\");\n        System.err.println(\"to stderr\");\n    }\n}\n";
 
@@ -79,7 +79,7 @@ async fn stop_ends_a_sleeping_program_and_the_next_run_works() {
         "{:?}",
         started.elapsed()
     );
-    let out = text(&run(&*c, "java", HELLO).await);
+    let out = text(&run(&c, "java", HELLO).await);
     assert!(out.ends_with("hi é\nto stderr\n"), "{out}");
     assert!(!out.contains("state"), "no state-lost note for Java: {out}");
 }

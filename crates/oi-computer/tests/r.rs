@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use common::{have, lines, run, stop_after, text};
 use futures::StreamExt;
 use oi_computer::LocalComputer;
-use oi_core::computer::{Computer, Output};
+use oi_core::computer::Output;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_persists_and_values_are_printed() {
@@ -68,7 +68,7 @@ async fn stop_during_sleep_keeps_state() {
         return;
     }
     let c = Arc::new(LocalComputer::new());
-    run(&*c, "r", "kept <- 'yes'").await;
+    run(&c, "r", "kept <- 'yes'").await;
     let stream = c.run("r", "cat('sleeping\\n')\nSys.sleep(600)");
     stop_after(Arc::clone(&c), Duration::from_millis(600));
     let started = Instant::now();
@@ -81,5 +81,5 @@ async fn stop_during_sleep_keeps_state() {
         started.elapsed()
     );
     assert!(text(&out).contains("Interrupted"), "{out:?}");
-    assert_eq!(text(&run(&*c, "r", "cat(kept)").await), "yes");
+    assert_eq!(text(&run(&c, "r", "cat(kept)").await), "yes");
 }

@@ -85,7 +85,7 @@ async fn stop_during_sleep_ends_quickly_and_next_run_works() {
     );
     assert!(text(&out).contains("start"));
     assert_eq!(
-        text(&run(&*c, "shell", "echo again").await).lines().last(),
+        text(&run(&c, "shell", "echo again").await).lines().last(),
         Some("again")
     );
 }
@@ -144,7 +144,7 @@ async fn dropping_the_computer_kills_its_groups() {
 async fn stop_keeps_the_shell_state() {
     let c = Arc::new(LocalComputer::new());
     run(
-        &*c,
+        &c,
         "shell",
         "cd /tmp\nKEPT=yes\nf() { sleep 600; echo 'not reached'; }",
     )
@@ -171,7 +171,7 @@ async fn stop_keeps_the_shell_state() {
         );
         assert!(!text(&out).contains("not reached"), "{code}: {out:?}");
         assert_eq!(
-            text(&run(&*c, "shell", "echo \"$PWD $KEPT\"").await),
+            text(&run(&c, "shell", "echo \"$PWD $KEPT\"").await),
             "/tmp yes\n",
             "{code}"
         );
