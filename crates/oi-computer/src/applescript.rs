@@ -34,7 +34,7 @@ pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::Te
 pub(crate) fn command(id: u64, code: &str, workdir: &Path, nonce: &str) -> Vec<u8> {
     let docs = Heredocs::new(code);
     if docs.is_single() {
-        let (redirection, body) = docs.single();
+        let (redirection, body) = docs.single_whole();
         let mut bytes = shell_host::framed(
             id,
             nonce,
@@ -51,7 +51,7 @@ pub(crate) fn command(id: u64, code: &str, workdir: &Path, nonce: &str) -> Vec<u
     format!(
         "{start}\n{write}osascript {file} </dev/null; rm -f {file}; {done}\n",
         start = shell_host::start_event(id, nonce),
-        write = docs.write_to(&file),
+        write = docs.write_to(&file, "true"),
         done = shell_host::done_event(id, nonce),
     )
     .into_bytes()

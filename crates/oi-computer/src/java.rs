@@ -36,13 +36,17 @@ pub(crate) fn command(id: u64, code: &str, workdir: &Path, nonce: &str) -> Vec<u
             "printf 'Error: No class definition found in the provided code.\\n'",
         );
     };
-    let dir = shell_host::quote(&workdir.join(format!("run-{id}")).to_string_lossy());
-    let write = Heredocs::new(code).write_to(&format!("{dir}/{class}.java"));
+    // A fresh directory of a name no code can guess ahead, made by the host (inside the
+    // sandbox); the source is written there by the host too.
+    let template = shell_host::quote(&workdir.join("run-XXXXXXXXXX").to_string_lossy());
+    let write =
+        Heredocs::new(code).write_to(&format!("\"$__oi_d/{class}.java\""), "[ -n \"$__oi_d\" ]");
     format!(
-        "{start}; mkdir {dir}\n{write}\
-         if (cd {dir} && javac -encoding UTF-8 -d . {class}.java) >{dir}/javac.log 2>&1 </dev/null; \
-         then java -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 -Dstdout.encoding=UTF-8 -Dstderr.encoding=UTF-8 -cp {dir} {class} </dev/null; \
-         else printf 'Compilation Error:\\n'; cat {dir}/javac.log; fi; rm -rf {dir}; {done}\n",
+        "{start}; __oi_d=$(mktemp -d {template})\n{write}\
+         if [ -n \"$__oi_d\" ] && (cd \"$__oi_d\" && javac -encoding UTF-8 -d . {class}.java) >\"$__oi_d/javac.log\" 2>&1 </dev/null; \
+         then java -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 -Dstdout.encoding=UTF-8 -Dstderr.encoding=UTF-8 -cp \"$__oi_d\" {class} </dev/null; \
+         elif [ -n \"$__oi_d\" ]; then printf 'Compilation Error:\\n'; cat \"$__oi_d/javac.log\"; fi; \
+         [ -n \"$__oi_d\" ] && rm -rf \"$__oi_d\"; __oi_d=; {done}\n",
         start = shell_host::start_event(id, nonce),
         done = shell_host::done_event(id, nonce),
     )

@@ -93,7 +93,8 @@ pub(crate) fn start(
 }
 
 /// The command that runs `code` as run `id`: the command line, then the block as
-/// here-documents. oi opens no file for it.
+/// here-documents. oi opens no file for it, and neither does the shell: a block longer than a
+/// pipe is gathered by bash into a variable and sourced from a process substitution.
 pub(crate) fn command(id: u64, code: &str, nonce: &str) -> Vec<u8> {
     let docs = Heredocs::new(code);
     let start = format!("__oi_int=; printf '\\036OI{nonce}{{\"ev\":\"start\",\"id\":{id}}}\\n'");
@@ -102,8 +103,10 @@ pub(crate) fn command(id: u64, code: &str, nonce: &str) -> Vec<u8> {
             "__oi_status=$?; {cleanup}__OI_FILE=; __oi_int=; printf '\\036OI{nonce}{{\"ev\":\"done\",\"id\":{id},\"status\":%s}}\\n' \"$__oi_status\"\n"
         )
     };
-    if docs.is_single() {
-        let (redirection, body) = docs.single();
+    // Other shells keep a long here-document themselves (dash in a pipe, zsh in a file in
+    // the session's private directory).
+    if docs.is_single() || !choose().is_bash {
+        let (redirection, body) = docs.single_whole();
         let file = Heredocs::SINGLE;
         return format!(
             "__OI_FILE={file}; {start}; . {file} </dev/null{redirection}; {done}{body}",
@@ -111,12 +114,10 @@ pub(crate) fn command(id: u64, code: &str, nonce: &str) -> Vec<u8> {
         )
         .into_bytes();
     }
-    // Too long for one pipe: the shell writes the block into its private directory.
-    let file = format!("\"$__OI_DIR/run-{id}.sh\"");
     format!(
-        "{start}\n{write}__OI_FILE={file}; . {file} </dev/null; {done}",
-        write = docs.write_to(&file),
-        done = done(&format!("rm -f {file}; "))
+        "{start}\n{gather}exec {{__oi_fd}}< <(printf '%s' \"$__oi_code\"); __oi_code=; __OI_FILE=/dev/fd/$__oi_fd; . \"$__OI_FILE\" </dev/null; {done}",
+        gather = docs.gather_into("__oi_code"),
+        done = done("exec {__oi_fd}<&-; "),
     )
     .into_bytes()
 }
