@@ -119,3 +119,37 @@ pub fn create_new_in(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
 pub fn output_dir() -> PathBuf {
     std::env::temp_dir().join("oi-outputs")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::create_new_in;
+
+    #[test]
+    fn saved_outputs_never_go_through_a_planted_link_or_fifo() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("bashrc");
+        std::fs::write(&target, "kept").unwrap();
+        // A link at the directory: refused, nothing created beside the target.
+        let linked = root.path().join("outputs-link");
+        std::os::unix::fs::symlink(outside.path(), &linked).unwrap();
+        assert!(create_new_in(&linked, "out.txt").is_err());
+        // Links (symbolic, hard) and a FIFO at the name: refused, not written through.
+        let dir = root.path().join("outputs");
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("a.txt")).unwrap();
+        std::fs::hard_link(&target, dir.join("b.txt")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.join("c.txt"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            assert!(create_new_in(&dir, name).is_err(), "{name}");
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+        // A fresh name is created.
+        assert!(create_new_in(&dir, "d.txt").is_ok());
+    }
+}
