@@ -269,7 +269,8 @@ async fn dropping_a_turn_stops_running_code() {
     }
     assert!(seen.contains("start"), "the code started: {seen:?}");
     drop(turn);
-    let out = oi.computer().run("python", "print('next')");
+    let policy = oi.settings().computer;
+    let out = oi.computer().run("python", "print('next')", &policy);
     let collected: Vec<_> = futures::StreamExt::collect(out).await;
     assert!(
         started.elapsed() < std::time::Duration::from_secs(5),

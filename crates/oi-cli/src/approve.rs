@@ -38,12 +38,17 @@ fn extension(language: &str) -> &'static str {
     }
 }
 
+/// A new temp file for the code, in oi's private directory: the scanner and the editor open it
+/// by name, so it is kept where sandboxed code cannot swap it for a link.
+fn private_tempfile(format: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .suffix(&format!(".{}", extension(format)))
+        .tempfile_in(oi_computer::private_dir()?)
+}
+
 /// Runs semgrep on the code and reports; a clear note when semgrep is not installed.
 fn scan(code: &CodeContent, out: &mut dyn Write) {
-    let file = match tempfile::Builder::new()
-        .suffix(&format!(".{}", extension(&code.format)))
-        .tempfile()
-    {
+    let file = match private_tempfile(&code.format) {
         Ok(mut file) => {
             let _ = file.write_all(code.content.as_bytes());
             file
@@ -86,9 +91,7 @@ fn scan(code: &CodeContent, out: &mut dyn Write) {
 
 /// Opens the code in `$EDITOR` (default `vim`) and returns the edited text.
 fn edit(code: &CodeContent) -> std::io::Result<String> {
-    let mut file = tempfile::Builder::new()
-        .suffix(&format!(".{}", extension(&code.format)))
-        .tempfile()?;
+    let mut file = private_tempfile(&code.format)?;
     file.write_all(code.content.as_bytes())?;
     file.flush()?;
     let editor = std::env::var("EDITOR").unwrap_or_else(|_| "vim".to_owned());

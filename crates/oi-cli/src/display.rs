@@ -61,7 +61,13 @@ pub fn show(chunk: &Chunk, dir: &Path) -> String {
         text.as_bytes().to_vec()
     };
     let path = unique_path(dir, extension(chunk));
-    if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, bytes)) {
+    let written = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .ok_or_else(|| std::io::Error::other("no file name"))
+        .and_then(|name| create_new_in(dir, name))
+        .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes));
+    if let Err(e) = written {
         return format!("[could not save the output to {}: {e}]\n", path.display());
     }
     match opener() {
@@ -89,7 +95,61 @@ fn unique_path(dir: &Path, extension: &str) -> PathBuf {
     ))
 }
 
+/// A new file `name` in `dir` (made when missing), for oi's own output. Sandboxed code may
+/// write the temp directory, so the directory is opened without following a link and the file
+/// is created new beneath it, never through a link (symbolic or hard) or a FIFO planted there.
+pub fn create_new_in(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    std::fs::create_dir_all(dir)?;
+    let dir = rustix::fs::open(
+        dir,
+        OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let file = rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    Ok(std::fs::File::from(file))
+}
+
 /// Where displayed outputs are saved.
 pub fn output_dir() -> PathBuf {
     std::env::temp_dir().join("oi-outputs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::create_new_in;
+
+    #[test]
+    fn saved_outputs_never_go_through_a_planted_link_or_fifo() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("bashrc");
+        std::fs::write(&target, "kept").unwrap();
+        // A link at the directory: refused, nothing created beside the target.
+        let linked = root.path().join("outputs-link");
+        std::os::unix::fs::symlink(outside.path(), &linked).unwrap();
+        assert!(create_new_in(&linked, "out.txt").is_err());
+        // Links (symbolic, hard) and a FIFO at the name: refused, not written through.
+        let dir = root.path().join("outputs");
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("a.txt")).unwrap();
+        std::fs::hard_link(&target, dir.join("b.txt")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.join("c.txt"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            assert!(create_new_in(&dir, name).is_err(), "{name}");
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+        // A fresh name is created.
+        assert!(create_new_in(&dir, "d.txt").is_ok());
+    }
 }

@@ -59,7 +59,8 @@ pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut Doc<'_>) ->
 }
 
 async fn shell(command: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
-    let mut output = interpreter.computer().run("shell", command);
+    let policy = interpreter.settings().computer;
+    let mut output = interpreter.computer().run("shell", command, &policy);
     let mut filter = Sanitizer::new(Carriage::NewLine);
     while let Some(piece) = output.next().await {
         if piece.kind == Kind::Console && piece.format.as_deref() == Some("output") {

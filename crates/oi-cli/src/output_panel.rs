@@ -310,17 +310,14 @@ impl Cut {
     }
 }
 
-/// A new file for a run's whole output in `dir`.
+/// A new file for a run's whole output in `dir` (created new, never through a link).
 fn open_output_file(dir: &Path) -> Result<(PathBuf, std::io::BufWriter<std::fs::File>), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let path = dir.join(format!("output-{}-{stamp}.txt", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
+    let name = format!("output-{}-{stamp}.txt", std::process::id());
+    let path = dir.join(&name);
+    let file = crate::display::create_new_in(dir, &name)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((path, std::io::BufWriter::new(file)))
 }

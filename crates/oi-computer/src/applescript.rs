@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::confine::Confine;
+use crate::heredoc::Heredocs;
 use crate::languages::{Language, missing_program_message};
 use crate::programs::program_exists;
 use crate::shell_host;
@@ -27,19 +28,31 @@ pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::Te
     shell_host::start("oi-applescript-", confine)
 }
 
-/// The command line that runs `code` with `osascript` as run `id`.
-pub(crate) fn command(
-    id: u64,
-    code: &str,
-    workdir: &Path,
-    nonce: &str,
-) -> std::io::Result<Vec<u8>> {
-    let file = workdir.join(format!("run-{id}.applescript"));
-    std::fs::write(&file, code)?;
-    let file = shell_host::quote(&file.to_string_lossy());
-    Ok(shell_host::framed(
-        id,
-        nonce,
-        &format!("osascript {file} </dev/null; rm -f {file}"),
-    ))
+/// The command that runs `code` with `osascript` as run `id`: the script reaches the host as
+/// here-documents on its command pipe (a long one written by the host into its private
+/// `workdir`); oi opens no file for it.
+pub(crate) fn command(id: u64, code: &str, workdir: &Path, nonce: &str) -> Vec<u8> {
+    let docs = Heredocs::new(code);
+    if docs.is_single() {
+        let (redirection, body) = docs.single_whole();
+        let mut bytes = shell_host::framed(
+            id,
+            nonce,
+            &format!("osascript {} </dev/null{redirection}", Heredocs::SINGLE),
+        );
+        bytes.extend_from_slice(body.as_bytes());
+        return bytes;
+    }
+    let file = shell_host::quote(
+        &workdir
+            .join(format!("run-{id}.applescript"))
+            .to_string_lossy(),
+    );
+    format!(
+        "{start}\n{write}osascript {file} </dev/null; rm -f {file}; {done}\n",
+        start = shell_host::start_event(id, nonce),
+        write = docs.write_to(&file, "true"),
+        done = shell_host::done_event(id, nonce),
+    )
+    .into_bytes()
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use oi_core::computer::{Computer, LanguageSpec, Output, OutputStream};
+use oi_core::settings::computer::ComputerSettings;
 use tokio::time::Instant;
 
 use crate::confine::Confine;
@@ -16,7 +17,7 @@ use crate::languages::{ALL, Language};
 use crate::limits::ResourceLimits;
 use crate::merge_outputs::merge_outputs;
 use crate::run::{RunConfig, run_stream};
-use crate::sandbox_policy::SandboxPolicy;
+use crate::sandbox_policy::{SandboxMode, SandboxPolicy};
 use crate::sandbox_support::SandboxSupport;
 use crate::screenshot::Shooters;
 use crate::session_handle::{Fate, Handle};
@@ -33,6 +34,9 @@ pub struct LocalComputer {
     slots: Vec<Arc<Slot>>,
     next_run: Arc<AtomicU64>,
     config: RunConfig,
+    /// The confinement of the policy the last run asked for (`None`: the configured one),
+    /// kept while runs ask for the same.
+    current: std::sync::Mutex<Option<Arc<Confine>>>,
     /// Screenshots of HTML/React pages being taken.
     shooters: Arc<Shooters>,
 }
@@ -53,6 +57,7 @@ impl LocalComputer {
                 .collect(),
             next_run: Arc::new(AtomicU64::new(1)),
             shooters: Arc::new(Shooters::default()),
+            current: std::sync::Mutex::new(None),
             config: RunConfig {
                 output_cap: DEFAULT_OUTPUT_CAP,
                 grace: Duration::from_secs(1),
@@ -158,6 +163,50 @@ impl LocalComputer {
         self
     }
 
+    /// Runs `code` under the sandbox and limits this computer was configured with (see
+    /// [`Computer::run`], which takes them from the caller at each run).
+    pub fn run(&self, language: &str, code: &str) -> OutputStream {
+        Computer::run(self, language, code, &self.configured())
+    }
+
+    /// The sandbox and limits this computer was configured with.
+    fn configured(&self) -> ComputerSettings {
+        ComputerSettings {
+            sandbox: self.config.confine.policy.clone(),
+            limits: self.config.confine.limits,
+        }
+    }
+
+    /// The confinement for `wanted`: the one last used while it asks for the same, else a new
+    /// one with this computer's secrets and protected directories (the machine probed once
+    /// more when it now asks for a sandbox).
+    fn confine_for(&self, wanted: &ComputerSettings) -> Arc<Confine> {
+        let same = |c: &Confine| c.policy == wanted.sandbox && c.limits == wanted.limits;
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        let last = current
+            .clone()
+            .unwrap_or_else(|| Arc::clone(&self.config.confine));
+        if same(&last) {
+            return last;
+        }
+        let base = &self.config.confine;
+        let support = (base.policy.mode != SandboxMode::Off).then(|| base.support());
+        let mut confine = Confine::new(wanted.sandbox.clone(), support, wanted.limits);
+        confine.secrets = base.secrets.clone();
+        confine.protected = base.protected.clone();
+        let confine = Arc::new(confine);
+        *current = Some(Arc::clone(&confine));
+        confine
+    }
+
+    /// The confinement runs use now (the last asked for, else the configured one).
+    fn confine_now(&self) -> Arc<Confine> {
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        current
+            .clone()
+            .unwrap_or_else(|| Arc::clone(&self.config.confine))
+    }
+
     /// Runs `code` and returns all its output at once: `active_line` outputs dropped and
     /// consecutive outputs of the same kind, format and recipient concatenated.
     pub async fn run_collect(&self, language: &str, code: &str) -> Vec<Output> {
@@ -181,28 +230,23 @@ impl Computer for LocalComputer {
         ALL.into_iter().map(Language::spec).collect()
     }
 
-    fn run(&self, language: &str, code: &str) -> OutputStream {
+    fn run(&self, language: &str, code: &str, policy: &ComputerSettings) -> OutputStream {
         let Some(language) = Language::find(language) else {
             let message = format!("`{}` disabled or not supported.", language.trim());
             return futures::stream::once(async move { Output::console(message) }).boxed();
         };
+        let confine = self.confine_for(policy);
         if language.is_shown() {
-            let env = self
-                .config
-                .confine
-                .inherit()
-                .environment(std::env::vars_os(), &[]);
+            let env = confine.inherit().environment(std::env::vars_os(), &[]);
             return crate::html::show(language, code.to_owned(), Arc::clone(&self.shooters), env)
                 .boxed();
         }
         let slot = Arc::clone(&self.slots[language.index()]);
-        run_stream(
-            slot,
-            code.to_owned(),
-            self.config.clone(),
-            Arc::clone(&self.next_run),
-        )
-        .boxed()
+        let config = RunConfig {
+            confine,
+            ..self.config.clone()
+        };
+        run_stream(slot, code.to_owned(), config, Arc::clone(&self.next_run)).boxed()
     }
 
     fn prepare(&self, language: &str) {
@@ -216,7 +260,11 @@ impl Computer for LocalComputer {
             return;
         };
         let slot = Arc::clone(&self.slots[language.index()]);
-        runtime.spawn(crate::run::prepare_session(slot, self.config.clone()));
+        let config = RunConfig {
+            confine: self.confine_now(),
+            ..self.config.clone()
+        };
+        runtime.spawn(crate::run::prepare_session(slot, config));
     }
 
     fn stop(&self) {

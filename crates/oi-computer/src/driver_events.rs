@@ -1,5 +1,5 @@
 //! The events a language driver reports on its session's output pipe (a run started or is
-//! done, the line now running, rich output, an image file), and the parser that splits them
+//! done, the line now running, rich output), and the parser that splits them
 //! from the text the code prints.
 //!
 //! Events are framed as `\x1eOI<nonce><json>\n`; the frame may start mid-line. Everything else
@@ -15,7 +15,7 @@ const MAX_EVENT: usize = 64 * 1024 * 1024;
 /// An event a driver reports.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub(crate) struct Event {
-    /// `start`, `done`, `line`, `rich` or `file`.
+    /// `start`, `done`, `line` or `rich` (others are ignored).
     pub ev: String,
     /// The run id (`start`, `done`).
     #[serde(default)]
@@ -35,9 +35,6 @@ pub(crate) struct Event {
     /// The payload (`rich`).
     #[serde(default)]
     pub data: Option<String>,
-    /// A file holding the payload (`file`: an image the driver wrote).
-    #[serde(default)]
-    pub path: Option<String>,
 }
 
 /// A piece of parsed output.

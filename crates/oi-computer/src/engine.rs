@@ -79,9 +79,9 @@ pub(crate) fn command(
             .ok_or_else(|| std::io::Error::other("the session has no work directory"))
     };
     match language {
-        Language::Shell => crate::shell::command(id, code, workdir()?, nonce),
-        Language::Java => crate::java::command(id, code, workdir()?, nonce),
-        Language::AppleScript => crate::applescript::command(id, code, workdir()?, nonce),
+        Language::Shell => Ok(crate::shell::command(id, code, nonce)),
+        Language::Java => Ok(crate::java::command(id, code, workdir()?, nonce)),
+        Language::AppleScript => Ok(crate::applescript::command(id, code, workdir()?, nonce)),
         Language::R => Ok(crate::r::command(id, code)),
         _ => Ok(json_command(id, code)),
     }

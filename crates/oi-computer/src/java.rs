@@ -1,10 +1,12 @@
-//! Java, one shot per run: the code is written as `<Class>.java` in a fresh directory under the
-//! session's private work directory, compiled with `javac` and run with `java` from the current
-//! directory; nothing is left behind.
+//! Java, one shot per run: the host shell (inside the sandbox) writes the code, which reaches it
+//! as here-documents on its command pipe, as `<Class>.java` in a fresh directory under the
+//! session's private work directory; it is compiled with `javac` and run with `java` from the
+//! current directory; nothing is left behind. oi itself opens no file for it.
 
 use std::path::Path;
 
 use crate::confine::Confine;
+use crate::heredoc::Heredocs;
 use crate::languages::{Language, missing_program_message};
 use crate::programs::program_exists;
 use crate::shell_host;
@@ -24,30 +26,31 @@ pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::Te
     shell_host::start("oi-java-", confine)
 }
 
-/// The command line that compiles and runs `code` as run `id`.
-pub(crate) fn command(
-    id: u64,
-    code: &str,
-    workdir: &Path,
-    nonce: &str,
-) -> std::io::Result<Vec<u8>> {
+/// The command that compiles and runs `code` as run `id` (`workdir`: the session's private
+/// directory, named to the shell, never opened by oi).
+pub(crate) fn command(id: u64, code: &str, workdir: &Path, nonce: &str) -> Vec<u8> {
     let Some(class) = class_name(code) else {
-        return Ok(shell_host::framed(
+        return shell_host::framed(
             id,
             nonce,
             "printf 'Error: No class definition found in the provided code.\\n'",
-        ));
+        );
     };
-    let dir = workdir.join(format!("run-{id}"));
-    std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join(format!("{class}.java")), code)?;
-    let dir = shell_host::quote(&dir.to_string_lossy());
-    let body = format!(
-        "if (cd {dir} && javac -encoding UTF-8 -d . {class}.java) >{dir}/javac.log 2>&1 </dev/null; \
-         then java -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 -Dstdout.encoding=UTF-8 -Dstderr.encoding=UTF-8 -cp {dir} {class} </dev/null; \
-         else printf 'Compilation Error:\\n'; cat {dir}/javac.log; fi; rm -rf {dir}"
-    );
-    Ok(shell_host::framed(id, nonce, &body))
+    // A fresh directory of a name no code can guess ahead, made by the host (inside the
+    // sandbox); the source is written there by the host too.
+    let template = shell_host::quote(&workdir.join("run-XXXXXXXXXX").to_string_lossy());
+    let write =
+        Heredocs::new(code).write_to(&format!("\"$__oi_d/{class}.java\""), "[ -n \"$__oi_d\" ]");
+    format!(
+        "{start}; __oi_d=$(mktemp -d {template})\n{write}\
+         if [ -n \"$__oi_d\" ] && (cd \"$__oi_d\" && javac -encoding UTF-8 -d . {class}.java) >\"$__oi_d/javac.log\" 2>&1 </dev/null; \
+         then java -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 -Dstdout.encoding=UTF-8 -Dstderr.encoding=UTF-8 -cp \"$__oi_d\" {class} </dev/null; \
+         elif [ -n \"$__oi_d\" ]; then printf 'Compilation Error:\\n'; cat \"$__oi_d/javac.log\"; fi; \
+         [ -n \"$__oi_d\" ] && rm -rf \"$__oi_d\"; __oi_d=; {done}\n",
+        start = shell_host::start_event(id, nonce),
+        done = shell_host::done_event(id, nonce),
+    )
+    .into_bytes()
 }
 
 /// The class to compile and run: the first `public class`, else the first `class`.

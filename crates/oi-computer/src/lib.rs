@@ -81,9 +81,11 @@ mod session_handle;
 //    session of a language (`engine`), and HTML/React shown with a screenshot.
 mod applescript;
 mod engine;
+mod heredoc;
 mod html;
 mod java;
 mod javascript;
+mod own_dir;
 mod powershell;
 mod python;
 mod r;
@@ -109,6 +111,7 @@ pub use environment::{
 pub use languages::{ALL as ALL_LANGUAGES, Language};
 pub use limits::ResourceLimits;
 pub use merge_outputs::merge_outputs;
+pub use own_dir::private_dir;
 pub use probe::probe;
 pub use sandbox_policy::{
     SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning, git_writable_note,

@@ -1,8 +1,8 @@
 //! The thread that reads a session's output pipe: it splits the driver's event frames from
 //! the text, applies the output cap to each segment (a run, or the time between runs),
-//! thins out active-line reports, reads image files, and sends [`Item`]s to the run.
+//! thins out active-line reports, and sends [`Item`]s to the run. It opens no file: whatever a
+//! driver reports (images too) arrives inline on the pipe.
 
-use base64::Engine as _;
 use std::fs::File;
 use std::io::Read;
 use std::sync::Arc;
@@ -101,7 +101,6 @@ impl Reader {
                 "start" => self.on_start(event.id),
                 "done" => self.on_done(event.id),
                 "line" => self.on_line(event.n),
-                "file" => self.on_file(&event),
                 "rich" => self.on_rich(event),
                 _ => {}
             },
@@ -139,22 +138,6 @@ impl Reader {
         self.last_line = Some(n);
         if n > 0 {
             let _ = self.tx.send(Item::Line(n));
-        }
-    }
-
-    /// An image the driver wrote to a file: read, removed, and sent within the cap.
-    fn on_file(&mut self, event: &Event) {
-        let Some(path) = event.path.as_deref() else {
-            return;
-        };
-        let Ok(bytes) = std::fs::read(path) else {
-            return;
-        };
-        let _ = std::fs::remove_file(path);
-        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        if self.cap.rich(data.len()) {
-            let format = event.format.as_deref().unwrap_or("base64.png");
-            let _ = self.tx.send(Item::Rich(Output::image(format, data)));
         }
     }
 

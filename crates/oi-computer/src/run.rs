@@ -56,6 +56,9 @@ pub(crate) fn run_stream(
         loop {
             let may_retry = attempt < MAX_ATTEMPTS;
             discard_dead_session(&slot, &mut state);
+            if let Some(note) = end_session_of_other_policy(&slot, &mut state, &config.confine) {
+                yield note;
+            }
             if state.session.is_none() {
                 match config.confine.gate() {
                     Gate::Refuse(message) => {
@@ -75,8 +78,9 @@ pub(crate) fn run_stream(
             }
 
             let nonce = state.nonce.clone();
-            let Some(session) = state.session.as_mut() else { return };
             let run = ids.fetch_add(1, Ordering::SeqCst);
+            state.used = true;
+            let Some(session) = state.session.as_mut() else { return };
             let mut guard = match send_code(session, language, &nonce, run, &code).await {
                 Ok(guard) => guard,
                 Err(SendError::Encode(e)) => {
@@ -152,6 +156,31 @@ fn discard_dead_session(slot: &Slot, state: &mut SlotState) {
     slot.clear(state);
 }
 
+/// Ends a live session that was started under another sandbox policy or other resource limits
+/// than the run asks for (a running interpreter's confinement cannot be changed in place), so
+/// that the run starts a new one under the policy asked for; for a language that keeps state,
+/// the note that says so and that its state was lost.
+fn end_session_of_other_policy(
+    slot: &Slot,
+    state: &mut SlotState,
+    confine: &Confine,
+) -> Option<Output> {
+    state.session.as_ref()?;
+    let started = state.confine.as_ref()?;
+    if started.policy == confine.policy && started.limits == confine.limits {
+        return None;
+    }
+    slot.clear(state);
+    state.lost_state = false;
+    let language = slot.language;
+    (std::mem::take(&mut state.used) && language.keeps_state()).then(|| {
+        Output::console(format!(
+            "[oi: the sandbox or resource limits changed, so the {} session was restarted under the new ones; its state (variables, imports, working directory) was lost.]\n",
+            language.name()
+        ))
+    })
+}
+
 /// Starts `slot`'s session ahead of its first run, when none is running, no run holds the
 /// slot, and the sandbox has nothing to refuse or warn about (those are said by the run).
 /// Runs no code; a failure is left for the run to meet and report.
@@ -185,6 +214,8 @@ async fn start_session(
     slot.set_handle(Some(Arc::clone(&session.handle)));
     state.nonce = started.nonce;
     state.session = Some(session);
+    state.confine = Some(Arc::clone(&config.confine));
+    state.used = false;
     Ok(())
 }
 

@@ -82,9 +82,9 @@ pub(crate) async fn take(
             "no headless Chromium is installed (e.g. `apt-get install chromium`)".to_owned(),
         );
     };
-    let dir = tempfile::Builder::new()
-        .prefix("oi-html-")
-        .tempdir()
+    // The page, the browser's profile and the shot live where sandboxed code cannot plant
+    // links: the browser runs outside the sandbox and writes there by name.
+    let dir = crate::own_dir::temp_dir("oi-html-")
         .map_err(|e| format!("could not create a temporary directory: {e}"))?;
     let page = dir.path().join("page.html");
     let shot = dir.path().join("shot.png");

@@ -1,16 +1,19 @@
 //! The shell session: a persistent `bash` (or `$SHELL` when it is bash, zsh or sh) reading
-//! commands on stdin. Each code block is written to a file and sourced with stdin from
-//! `/dev/null`; bash reports active lines through a DEBUG trap limited to that file.
+//! commands on stdin. Each code block reaches it on that same pipe as here-documents
+//! (`heredoc.rs`) and is sourced from `/dev/fd/20` with stdin from `/dev/null`: oi writes no
+//! file. A block too long for one pipe is joined by the shell itself into a file in its
+//! private directory (so inside the sandbox) and sourced from there. bash reports active lines
+//! through a DEBUG trap limited to the sourced block.
 //!
 //! Stopping keeps a bash session: its SIGINT trap (and then its DEBUG trap, at each following
 //! command) returns out of the functions and the sourced file, so the run ends and the shell,
 //! with its variables and working directory, stays. Other shells exit on SIGINT and are
 //! restarted with a note.
 
-use std::io::Write;
 use std::path::Path;
 
 use crate::confine::Confine;
+use crate::heredoc::Heredocs;
 use crate::languages::{Language, missing_program_message};
 use crate::programs::program_exists;
 use crate::spawn::{Spawned, spawn};
@@ -60,15 +63,25 @@ pub(crate) fn start(
     } else {
         &[]
     };
+    // zsh keeps every here-document in a temp file: in the private directory, which sandboxed
+    // code may write in every mode.
+    let zsh_temp = workdir.path().join("zsh").to_string_lossy().into_owned();
     let spawned = spawn(
         &shell.program,
         args,
-        &[("PAGER", "cat"), ("GIT_PAGER", "cat")],
+        &[
+            ("PAGER", "cat"),
+            ("GIT_PAGER", "cat"),
+            ("TMPPREFIX", &zsh_temp),
+        ],
         confine,
         Some(workdir.path()),
     )
     .map_err(|e| format!("Could not start `{}`: {e}\n", shell.program))?;
-    let mut setup = String::from("exec 2>&1\n");
+    let mut setup = format!(
+        "exec 2>&1\n__OI_DIR={}\n",
+        quote(&workdir.path().to_string_lossy())
+    );
     if shell.is_bash {
         setup.push_str(&format!(
             "exec 19>&1\n__OI_FILE=\n__oi_int=\nset -T\n\
@@ -79,34 +92,34 @@ pub(crate) fn start(
     Ok((spawned, setup.into_bytes(), workdir))
 }
 
-/// Writes `code` to a file in `workdir` and returns the command line that sources it as
-/// run `id`.
-pub(crate) fn command(
-    id: u64,
-    code: &str,
-    workdir: &Path,
-    nonce: &str,
-) -> std::io::Result<Vec<u8>> {
-    let path = workdir.join(format!("run-{id}.sh"));
-    let mut file = std::fs::File::create(&path)?;
-    file.write_all(code.as_bytes())?;
-    if !code.ends_with('\n') {
-        file.write_all(b"\n")?;
+/// The command that runs `code` as run `id`: the command line, then the block as
+/// here-documents. oi opens no file for it, and neither does the shell: a block longer than a
+/// pipe is gathered by bash into a variable and sourced from a process substitution.
+pub(crate) fn command(id: u64, code: &str, nonce: &str) -> Vec<u8> {
+    let docs = Heredocs::new(code);
+    let start = format!("__oi_int=; printf '\\036OI{nonce}{{\"ev\":\"start\",\"id\":{id}}}\\n'");
+    let done = |cleanup: &str| {
+        format!(
+            "__oi_status=$?; {cleanup}__OI_FILE=; __oi_int=; printf '\\036OI{nonce}{{\"ev\":\"done\",\"id\":{id},\"status\":%s}}\\n' \"$__oi_status\"\n"
+        )
+    };
+    // Other shells keep a long here-document themselves (dash in a pipe, zsh in a file in
+    // the session's private directory).
+    if docs.is_single() || !choose().is_bash {
+        let (redirection, body) = docs.single_whole();
+        let file = Heredocs::SINGLE;
+        return format!(
+            "__OI_FILE={file}; {start}; . {file} </dev/null{redirection}; {done}{body}",
+            done = done("")
+        )
+        .into_bytes();
     }
-    let quoted = quote(&path.to_string_lossy());
-    // Earlier files are no longer needed (functions defined there keep working).
-    if let Ok(entries) = std::fs::read_dir(workdir) {
-        for entry in entries.flatten() {
-            if entry.path() != path {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-    }
-    let line = format!(
-        "__OI_FILE={quoted}; __oi_int=; printf '\\036OI{nonce}{{\"ev\":\"start\",\"id\":{id}}}\\n'; . {quoted} </dev/null; \
-         __oi_status=$?; __OI_FILE=; __oi_int=; printf '\\036OI{nonce}{{\"ev\":\"done\",\"id\":{id},\"status\":%s}}\\n' \"$__oi_status\"\n"
-    );
-    Ok(line.into_bytes())
+    format!(
+        "{start}\n{gather}exec {{__oi_fd}}< <(printf '%s' \"$__oi_code\"); __oi_code=; __OI_FILE=/dev/fd/$__oi_fd; . \"$__OI_FILE\" </dev/null; {done}",
+        gather = docs.gather_into("__oi_code"),
+        done = done("exec {__oi_fd}<&-; "),
+    )
+    .into_bytes()
 }
 
 /// Single-quotes `text` for a POSIX shell.

@@ -28,9 +28,21 @@ pub(crate) fn start(
 /// The command line that runs `body` (shell commands) framed as run `id`.
 pub(crate) fn framed(id: u64, nonce: &str, body: &str) -> Vec<u8> {
     format!(
-        "printf '\\036OI{nonce}{{\"ev\":\"start\",\"id\":{id}}}\\n'; {body}; printf '\\036OI{nonce}{{\"ev\":\"done\",\"id\":{id}}}\\n'\n"
+        "{}; {body}; {}\n",
+        start_event(id, nonce),
+        done_event(id, nonce)
     )
     .into_bytes()
+}
+
+/// The command that reports run `id` started.
+pub(crate) fn start_event(id: u64, nonce: &str) -> String {
+    format!("printf '\\036OI{nonce}{{\"ev\":\"start\",\"id\":{id}}}\\n'")
+}
+
+/// The command that reports run `id` done.
+pub(crate) fn done_event(id: u64, nonce: &str) -> String {
+    format!("printf '\\036OI{nonce}{{\"ev\":\"done\",\"id\":{id}}}\\n'")
 }
 
 /// Single-quotes `text` for a POSIX shell.

@@ -27,6 +27,10 @@ pub(crate) struct SlotState {
     pub nonce: String,
     /// The last session was killed; the next run says that its state was lost.
     pub lost_state: bool,
+    /// The sandbox and limits the live session was started under.
+    pub confine: Option<Arc<crate::confine::Confine>>,
+    /// Whether the live session was sent code (a session started ahead has no state to lose).
+    pub used: bool,
 }
 
 impl Slot {

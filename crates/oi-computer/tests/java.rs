@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use common::{have, run, stop_after, text};
 use futures::StreamExt;
 use oi_computer::LocalComputer;
-use oi_core::computer::{Computer, Output};
+use oi_core::computer::Output;
 
 const HELLO: &str = "public class Hello {\n    public static void main(String[] args) {\n        System.out.println(\"hi é\");\n        System.err.println(\"to stderr\");\n    }\n}\n";
 
@@ -79,7 +79,29 @@ async fn stop_ends_a_sleeping_program_and_the_next_run_works() {
         "{:?}",
         started.elapsed()
     );
-    let out = text(&run(&*c, "java", HELLO).await);
+    let out = text(&run(&c, "java", HELLO).await);
     assert!(out.ends_with("hi é\nto stderr\n"), "{out}");
     assert!(!out.contains("state"), "no state-lost note for Java: {out}");
+}
+
+/// A source longer than a pipe reaches javac whole: the host writes it piece by piece into a
+/// directory of its own making (oi opens no file for it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_longer_than_a_pipe_compiles() {
+    if !have("javac", "java long source test") {
+        return;
+    }
+    let mut code = String::from("public class Long {\n");
+    for i in 0..3_000 {
+        code.push_str(&format!(
+            "    static int f{i}() {{ return {i}; }} // {:>40}\n",
+            i
+        ));
+    }
+    code.push_str(
+        "    public static void main(String[] a) { System.out.println(f2999() + 1); }\n}\n",
+    );
+    assert!(code.len() > 200_000);
+    let c = LocalComputer::new();
+    assert_eq!(text(&run(&c, "java", &code).await), "3000\n");
 }

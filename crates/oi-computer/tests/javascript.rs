@@ -55,7 +55,7 @@ async fn stop_interrupts_a_busy_loop() {
         return;
     }
     let c = Arc::new(LocalComputer::new());
-    run(&*c, "js", "var kept = 'yes'").await;
+    run(&c, "js", "var kept = 'yes'").await;
     let stream = c.run("js", "console.log('spin'); while (true) {}");
     let stopper = Arc::clone(&c);
     tokio::spawn(async move {
@@ -68,5 +68,5 @@ async fn stop_interrupts_a_busy_loop() {
         .unwrap();
     assert!(started.elapsed() < Duration::from_millis(2000));
     assert!(text(&out).contains("spin"));
-    assert_eq!(text(&run(&*c, "js", "console.log(kept)").await), "yes\n");
+    assert_eq!(text(&run(&c, "js", "console.log(kept)").await), "yes\n");
 }

@@ -154,7 +154,7 @@ async fn stop_during_sleep_600_returns_within_a_second() {
         );
         let next = text(
             &run(
-                &*c,
+                &c,
                 language,
                 if language == "python" {
                     "print('next')"

@@ -109,7 +109,7 @@ async fn partial_lines_stream_promptly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_interrupts_and_keeps_state() {
     let c = std::sync::Arc::new(LocalComputer::new());
-    run(&*c, "python", "kept = 'yes'").await;
+    run(&c, "python", "kept = 'yes'").await;
     let stream = c.run(
         "python",
         "import time\nprint('sleeping', flush=True)\ntime.sleep(600)",
@@ -133,13 +133,13 @@ async fn stop_interrupts_and_keeps_state() {
         out.contains("sleeping") && out.contains("KeyboardInterrupt"),
         "{out}"
     );
-    assert_eq!(text(&run(&*c, "python", "print(kept)").await), "yes\n");
+    assert_eq!(text(&run(&c, "python", "print(kept)").await), "yes\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_kills_code_that_ignores_interrupts() {
     let c = std::sync::Arc::new(LocalComputer::new());
-    run(&*c, "python", "lost = 1").await;
+    run(&c, "python", "lost = 1").await;
     let stream = c.run("python", "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('x', flush=True)\ntime.sleep(600)");
     let stopper = std::sync::Arc::clone(&c);
     tokio::spawn(async move {
@@ -155,7 +155,7 @@ async fn stop_kills_code_that_ignores_interrupts() {
         "took {:?}",
         started.elapsed()
     );
-    let out = text(&run(&*c, "python", "print('lost' in globals())").await);
+    let out = text(&run(&c, "python", "print('lost' in globals())").await);
     assert!(out.contains("state") && out.ends_with("False\n"), "{out}");
 }
 
@@ -506,7 +506,7 @@ async fn display_shows_text_html_images_and_dataframes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_interrupts_a_shell_line_and_keeps_state() {
     let c = std::sync::Arc::new(LocalComputer::new());
-    run(&*c, "python", "kept = 'yes'").await;
+    run(&c, "python", "kept = 'yes'").await;
     let stream = c.run("python", "print('start', flush=True)\n!sleep 600");
     let stopper = std::sync::Arc::clone(&c);
     tokio::spawn(async move {
@@ -523,5 +523,5 @@ async fn stop_interrupts_a_shell_line_and_keeps_state() {
         started.elapsed()
     );
     assert!(text(&out).contains("start"), "{out:?}");
-    assert_eq!(text(&run(&*c, "python", "print(kept)").await), "yes\n");
+    assert_eq!(text(&run(&c, "python", "print(kept)").await), "yes\n");
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use common::{have, lines, run, stop_after, text};
 use futures::StreamExt;
 use oi_computer::LocalComputer;
-use oi_core::computer::{Computer, Output};
+use oi_core::computer::Output;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_persists_and_values_are_printed() {
@@ -44,6 +44,18 @@ async fn errors_and_plots() {
                 .is_some_and(|t| t.starts_with("iVBORw0KGgo"))),
         "no PNG: {out:?}"
     );
+    // The driver encodes the plot itself (oi opens no file it names): a whole PNG.
+    let png = out
+        .iter()
+        .find_map(|o| (o.format.as_deref() == Some("base64.png")).then(|| o.content.as_text()))
+        .flatten()
+        .map(|t| base64::Engine::decode(&base64::engine::general_purpose::STANDARD, t.trim()));
+    let png = png.and_then(Result::ok).unwrap_or_default();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.ends_with(b"IEND\xaeB`\x82"),
+        "{} bytes",
+        png.len()
+    );
     assert!(
         !std::path::Path::new("Rplots.pdf").exists(),
         "litter in the cwd"
@@ -56,7 +68,7 @@ async fn stop_during_sleep_keeps_state() {
         return;
     }
     let c = Arc::new(LocalComputer::new());
-    run(&*c, "r", "kept <- 'yes'").await;
+    run(&c, "r", "kept <- 'yes'").await;
     let stream = c.run("r", "cat('sleeping\\n')\nSys.sleep(600)");
     stop_after(Arc::clone(&c), Duration::from_millis(600));
     let started = Instant::now();
@@ -69,5 +81,5 @@ async fn stop_during_sleep_keeps_state() {
         started.elapsed()
     );
     assert!(text(&out).contains("Interrupted"), "{out:?}");
-    assert_eq!(text(&run(&*c, "r", "cat(kept)").await), "yes");
+    assert_eq!(text(&run(&c, "r", "cat(kept)").await), "yes");
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use common::{have, lines, run, stop_after, text};
 use futures::StreamExt;
 use oi_computer::LocalComputer;
-use oi_core::computer::{Computer, Output};
+use oi_core::computer::Output;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_persists_and_values_are_shown() {
@@ -55,7 +55,7 @@ async fn stop_during_sleep_keeps_state() {
         return;
     }
     let c = Arc::new(LocalComputer::new());
-    run(&*c, "ruby", "kept = 'yes'").await;
+    run(&c, "ruby", "kept = 'yes'").await;
     let stream = c.run("ruby", "puts 'sleeping'\nsleep 600");
     stop_after(Arc::clone(&c), Duration::from_millis(400));
     let started = Instant::now();
@@ -68,5 +68,5 @@ async fn stop_during_sleep_keeps_state() {
         started.elapsed()
     );
     assert!(text(&out).contains("Interrupt"), "{out:?}");
-    assert_eq!(text(&run(&*c, "ruby", "puts kept").await), "yes\n");
+    assert_eq!(text(&run(&c, "ruby", "puts kept").await), "yes\n");
 }

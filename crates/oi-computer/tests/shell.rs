@@ -85,7 +85,7 @@ async fn stop_during_sleep_ends_quickly_and_next_run_works() {
     );
     assert!(text(&out).contains("start"));
     assert_eq!(
-        text(&run(&*c, "shell", "echo again").await).lines().last(),
+        text(&run(&c, "shell", "echo again").await).lines().last(),
         Some("again")
     );
 }
@@ -144,7 +144,7 @@ async fn dropping_the_computer_kills_its_groups() {
 async fn stop_keeps_the_shell_state() {
     let c = Arc::new(LocalComputer::new());
     run(
-        &*c,
+        &c,
         "shell",
         "cd /tmp\nKEPT=yes\nf() { sleep 600; echo 'not reached'; }",
     )
@@ -171,9 +171,33 @@ async fn stop_keeps_the_shell_state() {
         );
         assert!(!text(&out).contains("not reached"), "{code}: {out:?}");
         assert_eq!(
-            text(&run(&*c, "shell", "echo \"$PWD $KEPT\"").await),
+            text(&run(&c, "shell", "echo \"$PWD $KEPT\"").await),
             "/tmp yes\n",
             "{code}"
         );
     }
+}
+
+/// A block reaches the shell through its command pipe as here-documents, whatever it holds:
+/// lines that look like delimiters, quotes, backslashes, no final newline, and a block far
+/// larger than a pipe (written into the session's own directory by the shell itself) with its
+/// active lines still counted from its first line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_block_reaches_the_shell_whole() {
+    let c = LocalComputer::new();
+    let tricky = "cat <<'EOF'\nEOF_X '\\\" $HOME\nEOF\necho 'a'\\''b' \"\\\\\"\nprintf end";
+    assert_eq!(
+        text(&run(&c, "shell", tricky).await),
+        "EOF_X '\\\" $HOME\na'b \\\nend"
+    );
+    let mut big = String::from("n=0\n");
+    for i in 0..40_000 {
+        big.push_str(&format!("n=$((n+1)) # {i:>20}\n"));
+    }
+    big.push_str("echo \"n=$n line=$LINENO\"");
+    assert!(big.len() > 1_000_000);
+    let out = run(&c, "shell", &big).await;
+    assert_eq!(text(&out), "n=40000 line=40002\n");
+    assert_eq!(lines(&out).first(), Some(&1));
+    assert_eq!(text(&run(&c, "shell", "echo $n").await), "40000\n");
 }

@@ -5,6 +5,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
 use crate::lmc::{Chunk, Content, Kind, Recipient, Role};
+use crate::settings::computer::ComputerSettings;
 
 /// A language the computer can run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,10 +107,13 @@ pub trait Computer: Send + Sync {
     /// The languages this computer offers, in tool-enum order.
     fn languages(&self) -> Vec<LanguageSpec>;
 
-    /// Runs `code` in the persistent session of `language` (a name or alias, any case) and
+    /// Runs `code` in the persistent session of `language` (a name or alias, any case) under
+    /// `policy` (the sandbox and resource limits of the session's settings now: the caller
+    /// passes them at every run, so a change of settings acts on the next block; a session
+    /// started under another policy is restarted, with a note that its state was lost) and
     /// streams its output. Failures (missing interpreter, crash) arrive as console output.
     /// Dropping the stream before it ends stops the code.
-    fn run(&self, language: &str, code: &str) -> OutputStream;
+    fn run(&self, language: &str, code: &str, policy: &ComputerSettings) -> OutputStream;
 
     /// Starts the session of `language` in the background if it is not running, so that a
     /// first run does not wait for its interpreter to start (the respond loop calls it as soon

@@ -61,14 +61,18 @@ async fn system_message(settings: &Settings, computer: &Arc<dyn Computer>) -> St
         text.push_str(&settings.custom_instructions);
     }
     if text.contains("{{") {
-        render_templates(&text, computer).await
+        render_templates(&text, computer, &settings.computer).await
     } else {
         text
     }
 }
 
 /// Replaces each `{{ code }}` block with the console output of running it in Python.
-async fn render_templates(text: &str, computer: &Arc<dyn Computer>) -> String {
+async fn render_templates(
+    text: &str,
+    computer: &Arc<dyn Computer>,
+    policy: &crate::settings::computer::ComputerSettings,
+) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(open) = rest.find("{{") {
@@ -79,7 +83,7 @@ async fn render_templates(text: &str, computer: &Arc<dyn Computer>) -> String {
         // `{{ expr }}` is written with spaces: the code is stripped (and dedented) first.
         let code = template_code(&rest[open + 2..open + close]);
         let mut outputs = Vec::new();
-        let mut stream = computer.run("python", &code);
+        let mut stream = computer.run("python", &code, policy);
         while let Some(output) = stream.next().await {
             if output.kind == Kind::Console && output.format.as_deref() == Some("output") {
                 if let Content::Text(t) = output.content {
@@ -401,7 +405,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     }
                     let code = code_after_decision(&ctx.shared, decision, code);
                     tracing::info!(%language, "running the code");
-                    let mut output = ctx.computer.run(&language, &code);
+                    let mut output = ctx.computer.run(&language, &code, &ctx.settings.computer);
                     while let Some(piece) = output.next().await {
                         for e in store.push(piece.into_chunk()) { yield e; }
                     }

@@ -216,7 +216,8 @@ impl Core {
     ) -> PyResult<Bound<'py, PyList>> {
         self.prepare();
         let rt = self.rt()?;
-        let stream = self.interpreter.computer().run(language, code);
+        let policy = self.interpreter.settings().computer;
+        let stream = self.interpreter.computer().run(language, code, &policy);
         let outputs: Vec<Output> = runtime::wait(py, rt, stream.collect())?;
         let list = PyList::empty(py);
         for output in oi_computer::merge_outputs(outputs) {

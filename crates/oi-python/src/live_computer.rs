@@ -88,13 +88,18 @@ impl Computer for LiveComputer {
             .collect()
     }
 
-    fn run(&self, language: &str, code: &str) -> OutputStream {
+    fn run(
+        &self,
+        language: &str,
+        code: &str,
+        policy: &oi_core::settings::computer::ComputerSettings,
+    ) -> OutputStream {
         let offered = self.languages();
         if oi_core::computer::find_language(&offered, language).is_none() {
             let message = format!("`{}` disabled or not supported.", language.trim());
             return futures::stream::once(async move { Output::console(message) }).boxed();
         }
-        self.local().run(language, code)
+        Computer::run(&*self.local(), language, code, policy)
     }
 
     fn stop(&self) {

@@ -49,8 +49,10 @@ pub async fn run(State(state): State<AppState>, body: Bytes) -> Result<Json<Valu
         ));
     };
     let session = state.sessions.default_session();
-    let computer = session.interpreter().interpreter().computer().clone();
-    let outputs: Vec<_> = computer.run(&language, &code).collect().await;
+    let interpreter = session.interpreter().interpreter();
+    let computer = interpreter.computer().clone();
+    let policy = interpreter.settings().computer.clone();
+    let outputs: Vec<_> = computer.run(&language, &code, &policy).collect().await;
     let output: Vec<Value> = oi_computer::merge_outputs(outputs)
         .into_iter()
         .map(|o| serde_json::to_value(o.into_chunk()).unwrap_or(Value::Null))

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use oi_core::settings::computer::ComputerSettings;
 use oi_core::{Computer, LanguageSpec, Output, OutputStream};
 
 /// What one run prints: outputs in order, then the end of the run, or a run that never ends
@@ -56,6 +57,7 @@ pub struct RecordedRun {
 struct State {
     outputs: VecDeque<RunOutput>,
     runs: Vec<RecordedRun>,
+    policies: Vec<ComputerSettings>,
     prepared: Vec<String>,
 }
 
@@ -115,6 +117,11 @@ impl RecordingComputer {
         self.state().runs.clone()
     }
 
+    /// The policy (sandbox and limits) each run was asked to run under, in order.
+    pub fn policies(&self) -> Vec<ComputerSettings> {
+        self.state().policies.clone()
+    }
+
     /// The languages `prepare()` was called with, in order.
     pub fn prepared(&self) -> Vec<String> {
         self.state().prepared.clone()
@@ -157,9 +164,10 @@ impl Computer for RecordingComputer {
         self.languages.clone()
     }
 
-    fn run(&self, language: &str, code: &str) -> OutputStream {
+    fn run(&self, language: &str, code: &str, policy: &ComputerSettings) -> OutputStream {
         let output = {
             let mut state = self.state();
+            state.policies.push(policy.clone());
             state.runs.push(RecordedRun {
                 language: language.to_owned(),
                 code: code.to_owned(),

@@ -28,7 +28,7 @@ pub fn lines(outputs: &[Output]) -> Vec<u64> {
 }
 
 /// Runs and collects the stream, failing after 20 s.
-pub async fn run(computer: &dyn Computer, language: &str, code: &str) -> Vec<Output> {
+pub async fn run(computer: &oi_computer::LocalComputer, language: &str, code: &str) -> Vec<Output> {
     tokio::time::timeout(
         Duration::from_secs(20),
         computer.run(language, code).collect::<Vec<_>>(),
