@@ -2,7 +2,20 @@
 //! its reason, ordinary commands are not, allow rules approve only what they say, deny rules
 //! see through quoting. Whole verdicts are compared.
 
+use std::path::PathBuf;
+
 use super::*;
+
+/// `rules.judge(language, code)`: the verdict of oi's judge under these rules.
+trait JudgeUnder {
+    fn judge(&self, language: &str, code: &str) -> Verdict;
+}
+
+impl JudgeUnder for Rules {
+    fn judge(&self, language: &str, code: &str) -> Verdict {
+        verdict(self, language, code)
+    }
+}
 
 const HOME: &str = "/home/ada";
 const CWD: &str = "/home/ada/projects/x";
