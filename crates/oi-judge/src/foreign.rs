@@ -3,8 +3,8 @@
 //! each literal is read as a shell script. Best effort: a command assembled from pieces at run
 //! time is not seen.
 
-use super::scan::Scan;
-use super::shell::Env;
+use crate::env::Env;
+use crate::scan::Scan;
 
 /// Reads the string literals of `source` as shell scripts.
 pub(crate) fn read(scan: &mut Scan, source: &str) {

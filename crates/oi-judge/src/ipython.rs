@@ -8,8 +8,8 @@
 //! with a string-aware scanner; here every line that looks like one is read (a superset), so
 //! nothing the session runs goes unread.
 
-use super::scan::Scan;
-use super::shell::Env;
+use crate::env::Env;
+use crate::scan::Scan;
 
 /// Line magics that run a shell command: the name and the command it runs.
 const SHELL_ALIASES: &[(&str, &str)] = &[

@@ -16,9 +16,12 @@
 //! sandbox (`--sandbox`) is the wall.
 
 mod allow;
+mod context;
+mod env;
 mod escapes;
 mod foreign;
 mod ipython;
+mod output;
 mod places;
 mod programs;
 mod python;
@@ -31,8 +34,11 @@ use std::sync::Arc;
 
 use oi_core::{ApprovalPolicy, Judge, Rules, Verdict};
 
+use env::Env;
+use output::Output;
 use places::Places;
-use scan::{Reading, Scan};
+use scan::{Readers, Reading, Scan};
+use word::Field;
 
 /// The languages whose blocks allow rules may approve.
 const SHELL_LANGUAGES: &[&str] = &["shell", "bash", "sh", "zsh"];
@@ -90,9 +96,9 @@ pub fn verdict(rules: &Rules, language: &str, code: &str) -> Verdict {
 /// read as shell commands.
 fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> Reading {
     let places = Places::new(home, cwd);
-    let mut scan = Scan::new(&places);
+    let mut scan = Scan::new(&places, &Languages);
     if SHELL_LANGUAGES.contains(&language) {
-        let env = shell::Env::new(&places);
+        let env = Env::new(&places);
         scan.shell(code, env);
     } else if matches!(language, "python" | "py") {
         scan.python(code);
@@ -102,6 +108,27 @@ fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> 
         scan.foreign(code);
     }
     scan.finish()
+}
+
+/// The readers of every language oi reads, for code nested in code.
+struct Languages;
+
+impl Readers for Languages {
+    fn shell(&self, scan: &mut Scan, source: &str, env: Env) -> Output {
+        shell::read(scan, source, env)
+    }
+
+    fn argv(&self, scan: &mut Scan, argv: &[Field], env: Env) {
+        shell::read_argv(scan, argv, env);
+    }
+
+    fn python(&self, scan: &mut Scan, source: &str) {
+        python::read(scan, source);
+    }
+
+    fn foreign(&self, scan: &mut Scan, source: &str) {
+        foreign::read(scan, source);
+    }
 }
 
 /// Why `code` is on the hard-deny list, if it is.

@@ -7,30 +7,17 @@
 
 use std::collections::HashMap;
 
+mod reader;
 mod values;
 
 use tree_sitter::{Node, Parser};
 
-use super::places::{self, Harm};
-use super::scan::Scan;
-use super::word::Field;
+use crate::env::Env;
+use crate::places::{self, Harm};
+use crate::scan::Scan;
+use crate::word::Field;
 
-/// The most values one expression is followed with.
-const MAX_VALUES: usize = 16;
-
-/// How deep names are followed through assignments.
-const MAX_NAME_DEPTH: usize = 8;
-
-/// What an expression may evaluate to.
-#[derive(Debug, Clone)]
-enum Value {
-    /// A string (or path), possibly with unknown parts.
-    Str(Field),
-    /// A list or tuple of such strings.
-    List(Vec<Field>),
-    /// Anything else.
-    Unknown,
-}
+use reader::{Binding, Reader, Value, arguments};
 
 /// Reads `source` as Python.
 pub(crate) fn read(scan: &mut Scan, source: &str) {
@@ -58,24 +45,6 @@ pub(crate) fn read(scan: &mut Scan, source: &str) {
     };
     reader.collect(root);
     reader.check(root);
-}
-
-struct Reader<'s, 'p, 't> {
-    scan: &'s mut Scan<'p>,
-    src: &'s str,
-    /// Local names of imported modules and functions → their qualified names.
-    aliases: HashMap<String, String>,
-    /// Names → the expressions assigned to them (anywhere in the block).
-    names: HashMap<String, Vec<Binding<'t>>>,
-}
-
-/// How a name got its value.
-#[derive(Clone, Copy)]
-enum Binding<'t> {
-    /// `name = expr`, `with expr as name`.
-    Is(Node<'t>),
-    /// `for name in expr`.
-    ElementOf(Node<'t>),
 }
 
 impl<'t> Reader<'_, '_, 't> {
@@ -342,12 +311,12 @@ impl<'t> Reader<'_, '_, 't> {
                     );
                 }
                 Value::Str(field) => {
-                    let env = super::shell::Env::new(self.scan.places);
+                    let env = Env::new(self.scan.places);
                     self.scan.shell(&field.rendered(), env);
                 }
                 Value::List(fields) => {
                     if let Some(script) = fields.first() {
-                        let env = super::shell::Env::new(self.scan.places);
+                        let env = Env::new(self.scan.places);
                         self.scan.shell(&script.rendered(), env);
                     }
                 }
@@ -461,22 +430,6 @@ impl<'t> Reader<'_, '_, 't> {
             _ => Field::unknown(self.text(node), false),
         }
     }
-}
-
-/// The positional arguments of a call.
-fn arguments(call: Node) -> Vec<Node> {
-    let Some(list) = call.child_by_field_name("arguments") else {
-        return Vec::new();
-    };
-    let mut cursor = list.walk();
-    list.named_children(&mut cursor)
-        .filter(|a| {
-            !matches!(
-                a.kind(),
-                "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"
-            )
-        })
-        .collect()
 }
 
 /// The value of the keyword argument `name` of a call.

@@ -2,10 +2,23 @@
 //! command seen, normalised (for deny rules). Shell, Python and other languages' readers all
 //! report here, and hand nested code (`sh -c`, `eval`, `os.system`, …) back to it.
 
-use super::places::Places;
-use super::shell::{self, Env, Output};
-use super::word::Field;
-use super::{foreign, python};
+use crate::env::Env;
+use crate::output::Output;
+use crate::places::Places;
+use crate::word::Field;
+
+/// The readers of each language, for code nested in code (implemented at the top of the
+/// crate, which knows them all, so that no reader depends on another).
+pub(crate) trait Readers {
+    /// Reads a shell script.
+    fn shell(&self, scan: &mut Scan, source: &str, env: Env) -> Output;
+    /// Reads one command given as an argument vector.
+    fn argv(&self, scan: &mut Scan, argv: &[Field], env: Env);
+    /// Reads Python code.
+    fn python(&self, scan: &mut Scan, source: &str);
+    /// Reads code in another language.
+    fn foreign(&self, scan: &mut Scan, source: &str);
+}
 
 /// How deep nested code (`eval`, `sh -c`, `os.system`, …) is followed before oi gives up and
 /// blocks the block.
@@ -31,16 +44,18 @@ pub(crate) struct Reading {
 pub(crate) struct Scan<'p> {
     /// The protected places.
     pub(crate) places: &'p Places,
+    readers: &'p dyn Readers,
     reading: Reading,
     depth: usize,
     steps: usize,
 }
 
 impl<'p> Scan<'p> {
-    /// A new reading against `places`.
-    pub(crate) fn new(places: &'p Places) -> Scan<'p> {
+    /// A new reading against `places`, nested code read by `readers`.
+    pub(crate) fn new(places: &'p Places, readers: &'p dyn Readers) -> Scan<'p> {
         Scan {
             places,
+            readers,
             reading: Reading::default(),
             depth: 0,
             steps: 0,
@@ -81,7 +96,8 @@ impl<'p> Scan<'p> {
         if !self.enter() {
             return Output::Unknown;
         }
-        let output = shell::read(self, source, env);
+        let readers = self.readers;
+        let output = readers.shell(self, source, env);
         self.depth -= 1;
         output
     }
@@ -92,7 +108,8 @@ impl<'p> Scan<'p> {
             return;
         }
         let env = Env::new(self.places);
-        shell::read_argv(self, argv, env);
+        let readers = self.readers;
+        readers.argv(self, argv, env);
         self.depth -= 1;
     }
 
@@ -101,7 +118,8 @@ impl<'p> Scan<'p> {
         if !self.enter() {
             return;
         }
-        python::read(self, source);
+        let readers = self.readers;
+        readers.python(self, source);
         self.depth -= 1;
     }
 
@@ -110,7 +128,8 @@ impl<'p> Scan<'p> {
         if !self.enter() {
             return;
         }
-        foreign::read(self, source);
+        let readers = self.readers;
+        readers.foreign(self, source);
         self.depth -= 1;
     }
 

@@ -386,6 +386,13 @@ fn split(word: &Word) -> Vec<Field> {
     fields
 }
 
+/// A word's pieces as one field, without splitting.
+pub(crate) fn collapse(word: &Word) -> Field {
+    Field {
+        segs: assignment_value(word, &|_| None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

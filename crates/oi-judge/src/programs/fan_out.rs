@@ -1,13 +1,15 @@
 //! Commands that run another command on many paths: `xargs CMD` (with what the previous stage
 //! printed) and `find … -delete` / `-exec CMD {}`.
 
-use super::super::places;
-use super::super::shell::{Output, Walker};
-use super::super::word::{Field, Seg};
-use super::{after_options, delete_targets, inspect, option_value};
+use super::effects::delete_targets;
+use super::options::{after_options, option_value};
+use crate::context::Context;
+use crate::output::Output;
+use crate::places;
+use crate::word::{Field, Seg};
 
 /// `xargs [options] CMD ARGS…`: the command gets what the previous stage printed.
-pub(super) fn xargs(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
+pub(super) fn xargs(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Output {
     let with_value = [
         "-d",
         "-n",
@@ -55,12 +57,12 @@ pub(super) fn xargs(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
                     .iter()
                     .map(|f| substitute(f, &token, item))
                     .collect();
-                inspect(w, &argv, &Output::Nothing);
+                w.inspect(&argv, &Output::Nothing);
             }
         }
         None => {
             command.extend(items);
-            inspect(w, &command, &Output::Nothing);
+            w.inspect(&command, &Output::Nothing);
         }
     }
     Output::Unknown
@@ -122,7 +124,7 @@ const FIND_NARROWING: &[&str] = &[
 ];
 
 /// `find ROOTS… EXPRESSION`: `-delete` and `-exec CMD {}` act on what it matches.
-pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
+pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
     let starts_expression = |f: &Field| {
         f.known()
             .is_some_and(|t| (t.starts_with('-') && t.len() > 1) || t == "(" || t == "!")
@@ -189,7 +191,7 @@ pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
                 .iter()
                 .map(|f| substitute(f, "{}", &matched_field))
                 .collect();
-            inspect(w, &argv, &Output::Nothing);
+            w.inspect(&argv, &Output::Nothing);
         }
         found = matched;
     }

@@ -1,12 +1,13 @@
 //! Programs that run code: shells (`-c`, standard input, a file), Python, other interpreters,
 //! and `env`, which runs the command after its assignments.
 
-use super::super::shell::{Output, Walker};
-use super::super::word::Field;
-use super::{after_options, inspect, is_option, option_value};
+use super::options::{after_options, is_option, option_value};
+use crate::context::Context;
+use crate::output::Output;
+use crate::word::Field;
 
 /// `env [-i] [-u NAME] [NAME=VALUE]… [-S STRING] CMD …`.
-pub(super) fn env(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
+pub(super) fn env(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Output {
     if let Some(split) = option_value(args, &["-S", "--split-string"]) {
         return w.nested_shell(&split, &[]);
     }
@@ -18,11 +19,11 @@ pub(super) fn env(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
     {
         at += 1;
     }
-    inspect(w, &args[at..], stdin)
+    w.inspect(&args[at..], stdin)
 }
 
 /// `bash -c SCRIPT`, `bash` reading its input, `bash FILE`.
-pub(super) fn shell(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) -> Output {
+pub(super) fn shell(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) -> Output {
     let mut at = 0;
     let mut command_mode = false;
     while let Some(arg) = args.get(at) {
@@ -72,7 +73,7 @@ enum Language {
     Other,
 }
 
-fn run_stdin(w: &mut Walker, name: &str, stdin: &Output, language: Language) {
+fn run_stdin(w: &mut dyn Context, name: &str, stdin: &Output, language: Language) {
     match stdin {
         Output::Decoded => w.block(format!(
             "it pipes decoded data into {name} (an encoded payload oi cannot read)"
@@ -92,7 +93,7 @@ fn run_stdin(w: &mut Walker, name: &str, stdin: &Output, language: Language) {
 }
 
 /// `source FILE`, `bash FILE`: blocked when the file is decoded data (`<(… | base64 -d)`).
-pub(super) fn run_file(w: &mut Walker, name: &str, file: Option<&Field>, stdin: &Output) {
+pub(super) fn run_file(w: &mut dyn Context, name: &str, file: Option<&Field>, stdin: &Output) {
     let Some(file) = file else { return };
     if file.decoded() {
         w.block(format!(
@@ -104,7 +105,7 @@ pub(super) fn run_file(w: &mut Walker, name: &str, file: Option<&Field>, stdin: 
 }
 
 /// `python -c CODE`, `python` reading its input.
-pub(super) fn python(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
+pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) {
     if let Some(code) = option_value(args, &["-c"]) {
         if code.decoded() {
             w.block(format!(
@@ -129,7 +130,7 @@ pub(super) fn python(w: &mut Walker, name: &str, args: &[Field], stdin: &Output)
 }
 
 /// `perl -e CODE`, `node -e CODE`, …: the shell commands in its strings.
-pub(super) fn interpreter(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
+pub(super) fn interpreter(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) {
     let code = option_value(
         args,
         &[

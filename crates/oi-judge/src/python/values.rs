@@ -3,8 +3,9 @@
 
 use tree_sitter::Node;
 
-use super::super::word::{Field, Seg};
-use super::{Binding, MAX_NAME_DEPTH, MAX_VALUES, Reader, Value, arguments};
+use crate::word::{Field, Seg};
+
+use super::reader::{Binding, MAX_NAME_DEPTH, MAX_VALUES, Reader, Value, arguments};
 
 impl Reader<'_, '_, '_> {
     /// What `node` may evaluate to.

@@ -3,9 +3,11 @@
 
 use tree_sitter::Node;
 
-use super::super::escapes::{push_bare, unescape_c, unescape_double};
-use super::super::word::{self, Field, Quoting, Seg, Tok, Word};
-use super::{MAX_ALTERNATIVES, Output, Walker, collapse};
+use crate::escapes::{push_bare, unescape_c, unescape_double};
+use crate::output::Output;
+use crate::word::{self, Field, Quoting, Seg, Tok, Word, collapse};
+
+use super::walker::{MAX_ALTERNATIVES, Walker};
 
 impl Walker<'_, '_> {
     /// A word node's possible values (one per combination of variable values).
