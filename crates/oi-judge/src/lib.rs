@@ -58,7 +58,8 @@ impl Judge for RulesJudge {
     }
 }
 
-/// The verdict on `code` in `language` under `rules`.
+/// The verdict on `code` in `language` under `rules`. A block oi cannot read within its
+/// budget (time, memory, nesting) is "cannot tell": asked about, or blocked under `auto_run`.
 pub fn verdict(rules: &Rules, language: &str, code: &str) -> Verdict {
     let language = language.trim().to_lowercase();
     let reading = read(&language, code, rules.home.as_deref(), rules.cwd.as_deref());
@@ -82,6 +83,18 @@ pub fn verdict(rules: &Rules, language: &str, code: &str) -> Verdict {
         return Verdict::Block(
             "oi did not run this code: the approval policy is never-run.".to_owned(),
         );
+    }
+    if let Some(reason) = reading
+        .unsure
+        .filter(|_| rules.hard_deny || !rules.deny.is_empty())
+    {
+        // Cannot tell: a person decides, or nothing runs when nobody would be asked.
+        return match rules.policy {
+            ApprovalPolicy::Auto => Verdict::Block(format!(
+                "oi blocked this code: oi cannot tell what it does, because {reason}; with auto_run nobody would be asked, so nothing was run. Write it more simply, or run it with approval."
+            )),
+            _ => Verdict::Ask,
+        };
     }
     if SHELL_LANGUAGES.contains(&language.as_str()) && allow::allowed(code, &rules.allow) {
         return Verdict::Run;

@@ -140,6 +140,9 @@ impl<'t> Reader<'_, '_, 't> {
     fn check(&mut self, root: Node<'t>) {
         let mut stack = vec![root];
         while let Some(node) = stack.pop() {
+            if !self.scan.charge(1) {
+                return;
+            }
             match node.kind() {
                 "call" => self.call(node),
                 "while_statement" => self.endless_fork(node),

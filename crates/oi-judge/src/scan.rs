@@ -2,6 +2,9 @@
 //! command seen, normalised (for deny rules). Shell, Python and other languages' readers all
 //! report here, and hand nested code (`sh -c`, `eval`, `os.system`, …) back to it.
 
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
 use crate::env::Env;
 use crate::output::Output;
 use crate::places::Places;
@@ -31,6 +34,55 @@ const MAX_TREE_DEPTH: usize = 100;
 /// How many commands one block may have before oi gives up reading it and blocks it.
 const MAX_STEPS: usize = 100_000;
 
+/// The judge's budget for one block: units of work (a command, a syntax node, a byte of an
+/// expanded value each cost one), summed over all nested code.
+const MAX_WORK: u64 = 8_000_000;
+
+/// The longest value (in characters) a shell word or variable is followed to; past it, oi
+/// cannot tell what the block does (`X=$X$X` doubling).
+pub(crate) const MAX_VALUE_LEN: usize = 64 * 1024;
+
+/// The most source (in bytes, nested code included) one block may hand the parsers.
+const MAX_SOURCE: usize = 1 << 20;
+
+/// The most time one reading may take, checked as work is counted: a backstop for work the
+/// counter does not see.
+const MAX_TIME: Duration = Duration::from_secs(1);
+
+/// Which of the judge's limits a reading ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// Too much work (expansion, commands, nodes).
+    Work,
+    /// A value grew longer than [`MAX_VALUE_LEN`].
+    Length,
+    /// Too much source.
+    Size,
+    /// Too much time.
+    Time,
+}
+
+impl Limit {
+    /// Why oi cannot tell what the block does.
+    fn reason(self) -> String {
+        match self {
+            Limit::Work => format!(
+                "reading it takes more than oi's judge may spend on one block ({MAX_WORK} units of work)"
+            ),
+            Limit::Length => format!(
+                "a value it builds grows past {MAX_VALUE_LEN} characters, longer than oi's judge follows"
+            ),
+            Limit::Size => format!(
+                "it (with the code it nests) is larger than the {MAX_SOURCE} bytes oi's judge reads"
+            ),
+            Limit::Time => format!(
+                "reading it takes longer than the {} ms oi's judge may spend on one block",
+                MAX_TIME.as_millis()
+            ),
+        }
+    }
+}
+
 /// What a reading found.
 #[derive(Debug, Default)]
 pub(crate) struct Reading {
@@ -38,6 +90,9 @@ pub(crate) struct Reading {
     pub(crate) danger: Option<String>,
     /// Every shell command seen: its words after quote removal and expansion, space-separated.
     pub(crate) commands: Vec<String>,
+    /// Why oi cannot tell what the block does, when the judge's budget ran out before the
+    /// end of the reading (then `danger` and `commands` are incomplete).
+    pub(crate) unsure: Option<String>,
 }
 
 /// The state of one reading.
@@ -48,6 +103,10 @@ pub(crate) struct Scan<'p> {
     reading: Reading,
     depth: usize,
     steps: usize,
+    work: Cell<u64>,
+    source: usize,
+    limit: Cell<Option<Limit>>,
+    started: Instant,
 }
 
 impl<'p> Scan<'p> {
@@ -59,12 +118,54 @@ impl<'p> Scan<'p> {
             reading: Reading::default(),
             depth: 0,
             steps: 0,
+            work: Cell::new(0),
+            source: 0,
+            limit: Cell::new(None),
+            started: Instant::now(),
         }
     }
 
     /// What was found.
     pub(crate) fn finish(self) -> Reading {
-        self.reading
+        let mut reading = self.reading;
+        reading.unsure = self.limit.get().map(Limit::reason);
+        reading
+    }
+
+    /// Counts `units` of work; false once the budget is spent (then readers stop).
+    pub(crate) fn charge(&self, units: usize) -> bool {
+        if self.limit.get().is_some() {
+            return false;
+        }
+        let before = self.work.get();
+        let work = before.saturating_add(units as u64);
+        self.work.set(work);
+        if work > MAX_WORK {
+            self.exceed(Limit::Work);
+            return false;
+        }
+        if (before >> 14) != (work >> 14) && self.started.elapsed() > MAX_TIME {
+            self.exceed(Limit::Time);
+            return false;
+        }
+        true
+    }
+
+    /// Records that the reading ran into `limit` (the first one counts).
+    pub(crate) fn exceed(&self, limit: Limit) {
+        if self.limit.get().is_none() {
+            self.limit.set(Some(limit));
+        }
+    }
+
+    /// Counts `source` about to be parsed; false once the block's code is too large.
+    fn take_source(&mut self, source: &str) -> bool {
+        self.source = self.source.saturating_add(source.len());
+        if self.source > MAX_SOURCE {
+            self.exceed(Limit::Size);
+            return false;
+        }
+        self.charge(source.len())
     }
 
     /// Records a hard-deny reason (the first one wins).
@@ -82,6 +183,9 @@ impl<'p> Scan<'p> {
 
     /// Counts one command; false (and a block) once the block is too big to read.
     pub(crate) fn step(&mut self) -> bool {
+        if !self.charge(1) {
+            return false;
+        }
         self.steps += 1;
         if self.steps == MAX_STEPS {
             self.block(format!(
@@ -93,7 +197,7 @@ impl<'p> Scan<'p> {
 
     /// Reads a shell script; nested ones count towards the depth limit.
     pub(crate) fn shell(&mut self, source: &str, env: Env) -> Output {
-        if !self.enter() {
+        if !self.take_source(source) || !self.enter() {
             return Output::Unknown;
         }
         let readers = self.readers;
@@ -104,7 +208,7 @@ impl<'p> Scan<'p> {
 
     /// Reads one command given as an argument vector (from Python's `subprocess.run([...])`).
     pub(crate) fn argv(&mut self, argv: &[Field]) {
-        if !self.enter() {
+        if !self.charge(argv.len()) || !self.enter() {
             return;
         }
         let env = Env::new(self.places);
@@ -115,7 +219,7 @@ impl<'p> Scan<'p> {
 
     /// Reads Python code.
     pub(crate) fn python(&mut self, source: &str) {
-        if !self.enter() {
+        if !self.take_source(source) || !self.enter() {
             return;
         }
         let readers = self.readers;
@@ -125,7 +229,7 @@ impl<'p> Scan<'p> {
 
     /// Reads code in another language (the shell commands in its string literals).
     pub(crate) fn foreign(&mut self, source: &str) {
-        if !self.enter() {
+        if !self.take_source(source) || !self.enter() {
             return;
         }
         let readers = self.readers;
@@ -138,6 +242,9 @@ impl<'p> Scan<'p> {
         let mut cursor = root.walk();
         let mut depth = 0;
         loop {
+            if !self.charge(1) {
+                return true;
+            }
             if depth > MAX_TREE_DEPTH {
                 self.block(format!(
                     "it nests more than {MAX_TREE_DEPTH} levels deep, too deep for oi to check"

@@ -103,6 +103,9 @@ impl Walker<'_, '_> {
     }
 
     fn statement(&mut self, node: Node, stdin: Output) -> Output {
+        if !self.scan.charge(1) {
+            return Output::Unknown;
+        }
         match node.kind() {
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_body" => Output::Nothing,
             "command" => self.command(node, stdin),
@@ -153,6 +156,9 @@ impl Walker<'_, '_> {
     /// Walks the children of a construct oi does not model: statements are read, and command
     /// substitutions in expressions still count (they run).
     fn generic(&mut self, node: Node) {
+        if !self.scan.charge(1) {
+            return;
+        }
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
