@@ -2,8 +2,10 @@
 //! looked through, code handed to shells and interpreters is read in turn, and the commands
 //! that destroy data are checked against the protected places.
 
+mod disks;
 mod effects;
 mod fan_out;
+mod movers;
 mod options;
 mod printing;
 mod runners;
@@ -202,7 +204,30 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             }
             passed_on(stdin)
         }
-        "cp" | "mv" | "install" | "ddrescue" | "pv" => {
+        "tar" | "bsdtar" | "gtar" => {
+            movers::tar(w, args);
+            passed_on(stdin)
+        }
+        "zip" => {
+            movers::zip(w, args);
+            Output::Unknown
+        }
+        "rsync" => {
+            movers::rsync(w, args);
+            Output::Unknown
+        }
+        "git" => {
+            movers::git(w, args);
+            Output::Unknown
+        }
+        "mv" => {
+            movers::mv(w, args);
+            if let Some(last) = args.iter().rfind(|a| !is_option(a)) {
+                disk_write(w, last, "mv … ");
+            }
+            Output::Unknown
+        }
+        "cp" | "install" | "ddrescue" | "pv" => {
             if let Some(last) = args.iter().rfind(|a| !is_option(a)) {
                 disk_write(w, last, &format!("{name} … "));
             }
@@ -238,6 +263,12 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             }) =>
         {
             w.block("it erases or repartitions a disk (`diskutil`)".to_owned());
+            Output::Unknown
+        }
+        _ if disks::formats(&name, args).is_some() => {
+            if let Some(reason) = disks::formats(&name, args) {
+                w.block(reason);
+            }
             Output::Unknown
         }
         _ if name.starts_with("mkfs") || FORMATTERS.contains(&name.as_str()) => {

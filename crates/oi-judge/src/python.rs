@@ -283,7 +283,8 @@ impl<'t> Reader<'_, '_, 't> {
             if field.starts_unknown() {
                 continue;
             }
-            let pattern = places::pattern(&field.pattern_text(), self.cwd_pattern().as_ref());
+            let text = places::unalias(&field.pattern_text());
+            let pattern = places::pattern(&text, self.cwd_pattern().as_ref());
             if let Some(what) = self.scan.places.protected(&pattern, Harm::Delete) {
                 let shown = field.shown();
                 let call = self.text(call);

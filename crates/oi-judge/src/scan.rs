@@ -201,7 +201,18 @@ impl<'p> Scan<'p> {
             return Output::Unknown;
         }
         let readers = self.readers;
-        let output = readers.shell(self, source, env);
+        // The shell removes backslash-newline before it splits words (`r\⏎m -rf ~` is
+        // `rm -rf ~`); tree-sitter keeps it inside a word. Outside single quotes that is
+        // what runs, so the joined script is read as well, and what either reading finds
+        // counts.
+        let joined = source.contains("\\\n").then(|| source.replace("\\\n", ""));
+        let output = match &joined {
+            Some(joined) if self.take_source(joined) => {
+                readers.shell(self, source, env.clone());
+                readers.shell(self, joined, env)
+            }
+            _ => readers.shell(self, source, env),
+        };
         self.depth -= 1;
         output
     }

@@ -90,6 +90,16 @@ fn substitute(field: &Field, token: &str, value: &Field) -> Field {
     out
 }
 
+/// Programs that delete each path they are given (run by `find -exec` on every path found,
+/// they delete the whole tree).
+fn deletes_each(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    matches!(
+        name,
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "wipe" | "trash" | "trash-put" | "gio"
+    )
+}
+
 /// Tests that narrow what `find` matches (so `find . -name '*.pyc' -delete` is ordinary).
 const FIND_NARROWING: &[&str] = &[
     "-path",
@@ -139,21 +149,41 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
     }
     let expression = &args[split..];
     let mut name: Option<String> = None;
-    let mut narrowed = false;
+    // Whether the tests so far narrow what the next action acts on: an action acts on what
+    // the tests before it matched (`-delete -name x` deletes everything), `-o` starts an
+    // alternative that matches afresh, and a negated test does not narrow.
+    let mut narrowing = false;
+    let mut ever_narrowed = false;
+    let mut negated = false;
+    let mut narrowed_at_delete = true;
     let mut delete = false;
     let mut execs: Vec<Vec<Field>> = Vec::new();
     let mut at = 0;
     while let Some(arg) = expression.get(at) {
         let text = arg.known().unwrap_or_default();
         at += 1;
+        let negate = matches!(text.as_str(), "!" | "-not");
         match text.as_str() {
-            "-delete" => delete = true,
+            "-delete" => {
+                delete = true;
+                narrowed_at_delete &= narrowing;
+            }
+            "-o" | "-or" | "," => narrowing = false,
             "-name" | "-iname" => {
                 if let Some(pattern) = expression.get(at).and_then(Field::known) {
-                    if !places::wildcard_all(&pattern) {
+                    if !places::wildcard_all(&pattern) && !negated {
                         name = Some(pattern);
-                        narrowed = true;
+                        narrowing = true;
+                        ever_narrowed = true;
                     }
+                }
+                at += 1;
+            }
+            "-path" | "-ipath" | "-wholename" | "-iwholename" => {
+                let pattern = expression.get(at).and_then(Field::known);
+                if pattern.is_some_and(|p| p.split('/').any(|part| !part.is_empty() && !places::wildcard_all(part))) && !negated {
+                    narrowing = true;
+                    ever_narrowed = true;
                 }
                 at += 1;
             }
@@ -162,16 +192,31 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
                     .iter()
                     .position(|f| f.is(";") || f.is("+"))
                     .map_or(expression.len(), |p| at + p);
-                execs.push(expression[at..end].to_vec());
+                let command = expression[at..end].to_vec();
+                // A deleting program run on every path found deletes the tree.
+                if command.first().and_then(Field::known).is_some_and(|p| deletes_each(&p)) {
+                    delete = true;
+                    narrowed_at_delete &= narrowing;
+                }
+                execs.push(command);
                 at = end + 1;
             }
             t if FIND_NARROWING.contains(&t) => {
-                narrowed = true;
+                if !negated {
+                    narrowing = true;
+                    ever_narrowed = true;
+                }
                 at += 1;
             }
             _ => {}
         }
+        negated = negate;
     }
+    let narrowed = if delete {
+        narrowed_at_delete
+    } else {
+        ever_narrowed
+    };
     let mut found = String::new();
     for root in &roots {
         let root_text = root.pattern_text();

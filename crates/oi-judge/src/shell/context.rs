@@ -22,6 +22,8 @@ impl Context for Walker<'_, '_> {
 
     /// As [`Walker::targets`], for text with [`places::UNKNOWN`] markers.
     fn targets_text(&self, text: &str) -> Vec<Pattern> {
+        let unaliased = places::unalias(text);
+        let text = unaliased.as_str();
         if text.starts_with('/') || text.starts_with(places::UNKNOWN) {
             return vec![places::pattern(text, None)];
         }
@@ -47,7 +49,7 @@ impl Context for Walker<'_, '_> {
     /// still in the old one.
     fn change_directory(&mut self, target: Option<&Field>) {
         let home = self.env.home.clone();
-        let new: Vec<Option<String>> = match target.map(|t| (t.known(), t)) {
+        let new: Vec<Option<String>> = match target.map(|t| (t.known().map(|k| places::unalias(&k)), t)) {
             None => vec![home],
             Some((Some(text), _)) if text == "-" => vec![None],
             Some((Some(text), _)) if text.starts_with('/') => vec![Some(places::normalise(&text))],
