@@ -17,6 +17,7 @@
 
 mod allow;
 mod context;
+mod effects_in_code;
 mod env;
 mod escapes;
 mod foreign;

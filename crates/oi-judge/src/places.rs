@@ -59,8 +59,8 @@ const TOP_LEVEL: &[&str] = &[
 /// Name prefixes of disk and partition devices under `/dev`.
 const DISK_PREFIXES: &[&str] = &[
     "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop", "nbd",
-    "mapper", "root", "mtdblock", "ubi", "zram", "block", "sg", "sr", "nst", "st", "rbd",
-    "zd", "bcache", "drbd", "pmem", "ram",
+    "mapper", "root", "mtdblock", "ubi", "zram", "block", "sg", "sr", "nst", "st", "rbd", "zd",
+    "bcache", "drbd", "pmem", "ram",
 ];
 
 /// Disk device names, to test glob patterns against (`/dev/sd*`).
@@ -179,18 +179,47 @@ pub(crate) fn is_disk(pattern: &Pattern) -> bool {
             // A disk's name, or a directory of devices that is not a known harmless one
             // (`/dev/block/…`, `/dev/vg0/root`).
             !harmless
-                && (DISK_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
-                    || !rest.is_empty())
+                && (DISK_PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || !rest.is_empty())
         }
     }
 }
 
 /// Devices and device directories under `/dev` that are not disks.
 const NOT_DISKS: &[&str] = &[
-    "null", "zero", "full", "random", "urandom", "stdin", "stdout", "stderr", "fd", "pts",
-    "shm", "mqueue", "tcp", "udp", "console", "ptmx", "kmsg", "log", "snd", "dri", "input",
-    "net", "hugepages", "cpu", "fuse", "kvm", "uinput", "bus", "char", "usb", "serial",
-    "v4l", "video0", "audio",
+    "null",
+    "zero",
+    "full",
+    "random",
+    "urandom",
+    "stdin",
+    "stdout",
+    "stderr",
+    "fd",
+    "pts",
+    "shm",
+    "mqueue",
+    "tcp",
+    "udp",
+    "console",
+    "ptmx",
+    "kmsg",
+    "log",
+    "snd",
+    "dri",
+    "input",
+    "net",
+    "hugepages",
+    "cpu",
+    "fuse",
+    "kvm",
+    "uinput",
+    "bus",
+    "char",
+    "usb",
+    "serial",
+    "v4l",
+    "video0",
+    "audio",
 ];
 
 /// Whether a glob component matches every name (`*`, `.*`, `*.*`, `[a-z]*`, `??*`, …).

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+mod dynamic;
 mod reader;
 mod values;
 
@@ -146,6 +147,26 @@ impl<'t> Reader<'_, '_, 't> {
             match node.kind() {
                 "call" => self.call(node),
                 "while_statement" => self.endless_fork(node),
+                "for_statement" => {
+                    if let (Some(iterable), Some(body)) = (
+                        node.child_by_field_name("right"),
+                        node.child_by_field_name("body"),
+                    ) {
+                        if self.endless_iterable(iterable) && self.forks(body) {
+                            self.scan.block(
+                                "it is a fork bomb (an endless loop that calls fork)".to_owned(),
+                            );
+                        }
+                        self.walk_delete(iterable, body, node);
+                    }
+                }
+                "for_in_clause" => {
+                    if let (Some(iterable), Some(comprehension)) =
+                        (node.child_by_field_name("right"), node.parent())
+                    {
+                        self.walk_delete(iterable, comprehension, node);
+                    }
+                }
                 _ => {}
             }
             let mut cursor = node.walk();
@@ -153,23 +174,33 @@ impl<'t> Reader<'_, '_, 't> {
         }
     }
 
-    /// The qualified name of a callee (`sh.rmtree` → `shutil.rmtree` after `import shutil as sh`).
+    /// The qualified name of a callee (`sh.rmtree` → `shutil.rmtree` after `import shutil as sh`,
+    /// `__import__('os').system` → `os.system`).
     fn qualified(&self, node: Node) -> Option<String> {
+        self.qualified_at(node, 0)
+    }
+
+    fn qualified_at(&self, node: Node, depth: usize) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
         match node.kind() {
             "identifier" => {
                 let name = self.text(node);
+                if let Some(alias) = self.aliases.get(name) {
+                    return Some(alias.clone());
+                }
                 Some(
-                    self.aliases
-                        .get(name)
-                        .cloned()
+                    self.dynamic_name(node, depth)
                         .unwrap_or_else(|| name.to_owned()),
                 )
             }
             "attribute" => {
-                let object = self.qualified(node.child_by_field_name("object")?)?;
+                let object = self.qualified_at(node.child_by_field_name("object")?, depth + 1)?;
                 let attribute = self.text(node.child_by_field_name("attribute")?);
                 Some(format!("{object}.{attribute}"))
             }
+            "call" => self.dynamic_name(node, depth),
             _ => None,
         }
     }
@@ -187,6 +218,7 @@ impl<'t> Reader<'_, '_, 't> {
             .map(|a| self.text(a).to_owned())
             .unwrap_or_default();
         let first = arguments.first().copied().or_else(|| keyword("path"));
+        self.opaque_call(node, &name);
         match name.as_str() {
             "shutil.rmtree"
             | "distutils.dir_util.remove_tree"
@@ -417,7 +449,16 @@ impl<'t> Reader<'_, '_, 't> {
                 let name = node
                     .child_by_field_name("function")
                     .and_then(|f| self.qualified(f));
-                if matches!(name.as_deref(), Some("os.fork" | "os.forkpty" | "pty.fork")) {
+                if matches!(
+                    name.as_deref(),
+                    Some(
+                        "os.fork"
+                            | "os.forkpty"
+                            | "pty.fork"
+                            | "subprocess.Popen"
+                            | "multiprocessing.Process"
+                    )
+                ) {
                     return true;
                 }
             }

@@ -60,6 +60,8 @@ pub(crate) enum Limit {
     Size,
     /// Too much time.
     Time,
+    /// Code that reaches what it runs by a name computed at run time (what it does).
+    Dynamic(&'static str),
 }
 
 impl Limit {
@@ -75,6 +77,7 @@ impl Limit {
             Limit::Size => format!(
                 "it (with the code it nests) is larger than the {MAX_SOURCE} bytes oi's judge reads"
             ),
+            Limit::Dynamic(what) => format!("it {what}, which oi cannot follow before it runs"),
             Limit::Time => format!(
                 "reading it takes longer than the {} ms oi's judge may spend on one block",
                 MAX_TIME.as_millis()

@@ -7,9 +7,34 @@ use oi_core::{ApprovalPolicy, Rules, Verdict};
 
 /// Allow rules that would approve each disguise's program if allow rules came first.
 const ALLOW: &[&str] = &[
-    "rm", "find", "tar", "zip", "rsync", "git", "mv", "cd", "dd", "cat", "cp", "shred", "perl",
-    "python", "python3", "ruby", "node", "php", "cryptsetup", "nvme", "hdparm", "pvcreate",
-    "pvremove", "vgcreate", "mdadm", "zpool", "sg_format", "sudo",
+    "rm",
+    "find",
+    "tar",
+    "zip",
+    "rsync",
+    "git",
+    "mv",
+    "cd",
+    "dd",
+    "cat",
+    "cp",
+    "shred",
+    "perl",
+    "python",
+    "python3",
+    "ruby",
+    "node",
+    "php",
+    "cryptsetup",
+    "nvme",
+    "hdparm",
+    "pvcreate",
+    "pvremove",
+    "vgcreate",
+    "mdadm",
+    "zpool",
+    "sg_format",
+    "sudo",
 ];
 
 fn rules(policy: ApprovalPolicy, allow: &[&str]) -> Rules {
@@ -43,7 +68,9 @@ fn every_disguise_in_the_corpus_is_blocked_even_with_auto_run_and_allow_rules() 
         let auto = oi_judge::verdict(&rules(ApprovalPolicy::Auto, ALLOW), language, code);
         let ask = oi_judge::verdict(&rules(ApprovalPolicy::AlwaysAsk, ALLOW), language, code);
         if !matches!(auto, Verdict::Block(_)) || ask == Verdict::Run {
-            failures.push(format!("[{language}] {code:?}\n  auto: {auto:?}\n  ask: {ask:?}"));
+            failures.push(format!(
+                "[{language}] {code:?}\n  auto: {auto:?}\n  ask: {ask:?}"
+            ));
         }
     }
     assert!(
@@ -63,7 +90,9 @@ fn ordinary_code_in_the_corpus_is_not_blocked() {
         let auto = oi_judge::verdict(&rules(ApprovalPolicy::Auto, &[]), language, code);
         let ask = oi_judge::verdict(&rules(ApprovalPolicy::AlwaysAsk, &[]), language, code);
         if auto != Verdict::Run || ask != Verdict::Ask {
-            failures.push(format!("[{language}] {code:?}\n  auto: {auto:?}\n  ask: {ask:?}"));
+            failures.push(format!(
+                "[{language}] {code:?}\n  auto: {auto:?}\n  ask: {ask:?}"
+            ));
         }
     }
     assert!(

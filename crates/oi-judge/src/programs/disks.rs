@@ -38,7 +38,10 @@ const VERBS: &[(&str, &[&str])] = &[
         "mdadm",
         &["--create", "-C", "--build", "-B", "--zero-superblock"],
     ),
-    ("zpool", &["create", "destroy", "labelclear", "add", "replace"]),
+    (
+        "zpool",
+        &["create", "destroy", "labelclear", "add", "replace"],
+    ),
     ("sg_format", &["--format", "-F"]),
     ("lvremove", &["-f", "--force", "-y", "--yes"]),
     ("dmsetup", &["remove_all", "wipe_table"]),

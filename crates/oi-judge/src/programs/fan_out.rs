@@ -181,7 +181,11 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
             }
             "-path" | "-ipath" | "-wholename" | "-iwholename" => {
                 let pattern = expression.get(at).and_then(Field::known);
-                if pattern.is_some_and(|p| p.split('/').any(|part| !part.is_empty() && !places::wildcard_all(part))) && !negated {
+                if pattern.is_some_and(|p| {
+                    p.split('/')
+                        .any(|part| !part.is_empty() && !places::wildcard_all(part))
+                }) && !negated
+                {
                     narrowing = true;
                     ever_narrowed = true;
                 }
@@ -194,7 +198,11 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
                     .map_or(expression.len(), |p| at + p);
                 let command = expression[at..end].to_vec();
                 // A deleting program run on every path found deletes the tree.
-                if command.first().and_then(Field::known).is_some_and(|p| deletes_each(&p)) {
+                if command
+                    .first()
+                    .and_then(Field::known)
+                    .is_some_and(|p| deletes_each(&p))
+                {
                     delete = true;
                     narrowed_at_delete &= narrowing;
                 }
@@ -227,16 +235,16 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
             root_text
         };
         let matched_field = Field::lit(&matched);
-        if delete {
-            let shown = |_: &Field| format!("find {} … -delete", root.shown());
-            delete_targets(w, &[&matched_field], &shown);
-        }
         for exec in &execs {
             let argv: Vec<Field> = exec
                 .iter()
                 .map(|f| substitute(f, "{}", &matched_field))
                 .collect();
             w.inspect(&argv, &Output::Nothing);
+        }
+        if delete {
+            let shown = |_: &Field| format!("find {} … -delete", root.shown());
+            delete_targets(w, &[&matched_field], &shown);
         }
         found = matched;
     }

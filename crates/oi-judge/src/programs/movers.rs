@@ -11,7 +11,11 @@ use super::options::is_option;
 
 /// The operands of a command: its arguments that are not options nor the values of the
 /// options in `with_value` (`-f ARCHIVE`, or a short-option cluster ending in one of them).
-fn operands<'a>(args: &'a [Field], with_value: &[&str], short_with_value: &[char]) -> Vec<&'a Field> {
+fn operands<'a>(
+    args: &'a [Field],
+    with_value: &[&str],
+    short_with_value: &[char],
+) -> Vec<&'a Field> {
     let mut out = Vec::new();
     let mut skip_next = false;
     let mut options_done = false;
@@ -77,7 +81,15 @@ pub(super) fn tar(w: &mut dyn Context, args: &[Field]) {
     }
     let targets = operands(
         args,
-        &["--file", "--directory", "-C", "--exclude", "-T", "--files-from", "-X"],
+        &[
+            "--file",
+            "--directory",
+            "-C",
+            "--exclude",
+            "-T",
+            "--files-from",
+            "-X",
+        ],
         &['f', 'C', 'T', 'X', 'b', 'L', 'N'],
     );
     let command = shown("tar", args);
@@ -99,11 +111,35 @@ pub(super) fn zip(w: &mut dyn Context, args: &[Field]) {
 /// `--remove-source-files` deletes the sources.
 pub(super) fn rsync(w: &mut dyn Context, args: &[Field]) {
     let with_value = [
-        "-e", "--rsh", "--rsync-path", "--exclude", "--include", "--filter", "-f",
-        "--files-from", "--password-file", "--log-file", "-T", "--temp-dir", "--partial-dir",
-        "--backup-dir", "--compare-dest", "--link-dest", "--copy-dest", "--chmod", "--chown",
-        "--usermap", "--groupmap", "-B", "--max-size", "--min-size", "--timeout",
-        "--bwlimit", "--port", "--exclude-from", "--include-from",
+        "-e",
+        "--rsh",
+        "--rsync-path",
+        "--exclude",
+        "--include",
+        "--filter",
+        "-f",
+        "--files-from",
+        "--password-file",
+        "--log-file",
+        "-T",
+        "--temp-dir",
+        "--partial-dir",
+        "--backup-dir",
+        "--compare-dest",
+        "--link-dest",
+        "--copy-dest",
+        "--chmod",
+        "--chown",
+        "--usermap",
+        "--groupmap",
+        "-B",
+        "--max-size",
+        "--min-size",
+        "--timeout",
+        "--bwlimit",
+        "--port",
+        "--exclude-from",
+        "--include-from",
     ];
     let paths = operands(args, &with_value, &['e', 'f', 'T', 'B']);
     let Some((destination, sources)) = paths.split_last() else {
@@ -120,12 +156,19 @@ pub(super) fn rsync(w: &mut dyn Context, args: &[Field]) {
 
 /// `mv SOURCE… DEST`: each source is gone from where it was.
 pub(super) fn mv(w: &mut dyn Context, args: &[Field]) {
-    let paths = operands(args, &["-t", "--target-directory", "-S", "--suffix"], &['t', 'S']);
+    let paths = operands(
+        args,
+        &["-t", "--target-directory", "-S", "--suffix"],
+        &['t', 'S'],
+    );
     let target_given = has_short(args, 't') || has_long(args, "--target-directory");
     let sources: Vec<&Field> = if target_given {
         paths
     } else {
-        paths.split_last().map(|(_, s)| s.to_vec()).unwrap_or_default()
+        paths
+            .split_last()
+            .map(|(_, s)| s.to_vec())
+            .unwrap_or_default()
     };
     let command = shown("mv", args);
     for source in sources {
@@ -140,8 +183,8 @@ pub(super) fn mv(w: &mut dyn Context, args: &[Field]) {
 
 /// `git [-C DIR] [--work-tree=DIR] clean -f…`: deletes untracked files of the work tree.
 /// Blocked when the work tree (or a path given) is a protected place other than the working
-/// directory, or, with `-x` (ignored files too) or `-ff` (nested repositories too), the
-/// working directory itself.
+/// directory, or, with `-ff` (nested repositories and their history too), the working
+/// directory itself (`git clean -fdx` there is an ordinary clean build).
 pub(super) fn git(w: &mut dyn Context, args: &[Field]) {
     let mut tree = Field::lit(".");
     let mut at = 0;
@@ -168,7 +211,7 @@ pub(super) fn git(w: &mut dyn Context, args: &[Field]) {
     }
     let options = &args[at..];
     let mut forced = 0;
-    let (mut dry, mut ignored) = (false, false);
+    let mut dry = false;
     let mut paths: Vec<Field> = Vec::new();
     let mut skip = false;
     for arg in options {
@@ -187,7 +230,6 @@ pub(super) fn git(w: &mut dyn Context, args: &[Field]) {
                     match c {
                         'f' => forced += 1,
                         'n' | 'i' => dry = true,
-                        'x' => ignored = true,
                         _ => {}
                     }
                 }
@@ -205,8 +247,7 @@ pub(super) fn git(w: &mut dyn Context, args: &[Field]) {
     for path in &paths {
         for pattern in w.targets(path) {
             let harmful = w.places().protected(&pattern, Harm::Permissions).is_some()
-                || ((ignored || forced > 1)
-                    && w.places().protected(&pattern, Harm::Delete).is_some());
+                || (forced > 1 && w.places().protected(&pattern, Harm::Delete).is_some());
             if harmful {
                 let what = w
                     .places()

@@ -3,7 +3,9 @@
 
 use super::options::{after_options, is_option, option_value};
 use crate::context::Context;
+use crate::effects_in_code;
 use crate::output::Output;
+use crate::places::Harm;
 use crate::word::Field;
 
 /// `env [-i] [-u NAME] [NAME=VALUE]… [-S STRING] CMD …`.
@@ -104,9 +106,38 @@ pub(super) fn run_file(w: &mut dyn Context, name: &str, file: Option<&Field>, st
     }
 }
 
+/// Code given on a command line with arguments after it (`perl -e CODE ~`, `python3 -c CODE
+/// /`, `python3 - ~ <<EOF`): blocked when the code deletes files and an argument is a
+/// protected place (the code deletes what it is handed).
+fn code_with_arguments(w: &mut dyn Context, name: &str, code: &str, arguments: &[Field]) {
+    if !effects_in_code::deletes(code) {
+        return;
+    }
+    for argument in arguments.iter().filter(|a| !is_option(a)) {
+        for pattern in w.targets(argument) {
+            if let Some(what) = w.places().protected(&pattern, Harm::Delete) {
+                w.block(format!(
+                    "it hands {what} (`{}`) to {name} code that deletes files",
+                    argument.shown()
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// The arguments after the option `names` and its value (`-c CODE ARG…`).
+fn after_code<'a>(args: &'a [Field], names: &[&str]) -> &'a [Field] {
+    let at = args
+        .iter()
+        .position(|a| a.known().is_some_and(|t| names.contains(&t.as_str())));
+    at.and_then(|at| args.get(at + 2..)).unwrap_or(&[])
+}
+
 /// `python -c CODE`, `python` reading its input.
 pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) {
     if let Some(code) = option_value(args, &["-c"]) {
+        code_with_arguments(w, name, &code.rendered(), after_code(args, &["-c"]));
         if code.decoded() {
             w.block(format!(
                 "it runs decoded code with {name} -c (an encoded payload oi cannot read)"
@@ -120,6 +151,9 @@ pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Ou
     match args.get(at) {
         None => run_stdin(w, name, stdin, Language::Python),
         Some(file) if file.is("-") || file.is("/dev/stdin") => {
+            if let Output::Literal(code) = stdin {
+                code_with_arguments(w, name, code, &args[at + 1..]);
+            }
             run_stdin(w, name, stdin, Language::Python);
         }
         Some(file) if file.decoded() => w.block(format!(
@@ -131,12 +165,13 @@ pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Ou
 
 /// `perl -e CODE`, `node -e CODE`, …: the shell commands in its strings.
 pub(super) fn interpreter(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) {
-    let code = option_value(
-        args,
-        &[
-            "-e", "-E", "-c", "-r", "--eval", "-Command", "-command", "-p",
-        ],
-    );
+    let names = [
+        "-e", "-E", "-c", "-r", "--eval", "-Command", "-command", "-p",
+    ];
+    let code = option_value(args, &names);
+    if let Some(code) = &code {
+        code_with_arguments(w, name, &code.rendered(), after_code(args, &names));
+    }
     match code {
         Some(code) if code.decoded() => w.block(format!(
             "it runs decoded code with {name} (an encoded payload oi cannot read)"

@@ -49,7 +49,9 @@ impl Context for Walker<'_, '_> {
     /// still in the old one.
     fn change_directory(&mut self, target: Option<&Field>) {
         let home = self.env.home.clone();
-        let new: Vec<Option<String>> = match target.map(|t| (t.known().map(|k| places::unalias(&k)), t)) {
+        let new: Vec<Option<String>> = match target
+            .map(|t| (t.known().map(|k| places::unalias(&k)), t))
+        {
             None => vec![home],
             Some((Some(text), _)) if text == "-" => vec![None],
             Some((Some(text), _)) if text.starts_with('/') => vec![Some(places::normalise(&text))],
