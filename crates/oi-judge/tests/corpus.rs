@@ -103,3 +103,27 @@ fn ordinary_code_in_the_corpus_is_not_blocked() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn judging_ordinary_code_is_cheap() {
+    let ordinary = corpus(include_str!("ordinary.txt"));
+    let judge = rules(ApprovalPolicy::Auto, &[]);
+    let runs = 20;
+    let mut times = Vec::new();
+    for (language, code) in &ordinary {
+        let started = std::time::Instant::now();
+        for _ in 0..runs {
+            oi_judge::verdict(&judge, language, code);
+        }
+        times.push(started.elapsed() / runs);
+    }
+    times.sort();
+    let mean = times.iter().sum::<std::time::Duration>() / times.len() as u32;
+    let (median, max) = (times[times.len() / 2], times[times.len() - 1]);
+    println!(
+        "judge on {} ordinary blocks: mean {mean:?}, median {median:?}, max {max:?}",
+        times.len()
+    );
+    // The measurement is in docs/benchmarks.md; the bound only catches a blow-up.
+    assert!(max < std::time::Duration::from_millis(200), "{max:?}");
+}
