@@ -27,7 +27,7 @@ async fn setup(
     let model = Arc::new(oi_llm::OpenAiCompatible::new().with_env(oi_llm::Env::empty()));
     let computer = Arc::new(computer);
     let dyn_computer: Arc<dyn Computer> = computer.clone();
-    let oi = Interpreter::new(settings, model, dyn_computer);
+    let oi = Interpreter::new(settings, model, dyn_computer, oi_judge::judge());
     (server, oi, computer)
 }
 

@@ -30,7 +30,7 @@ fn interpreter_with(settings: Settings, idle: Option<Duration>, env: oi_llm::Env
             .with_idle_timeout(idle),
     );
     let computer = Arc::new(oi_computer::LocalComputer::new());
-    Interpreter::new(settings, model, computer)
+    Interpreter::new(settings, model, computer, oi_judge::judge())
 }
 
 async fn setup(

@@ -21,8 +21,13 @@ fn start_calculator() -> (tokio::runtime::Runtime, ScriptedServer) {
 fn open_interpreter(server: &ScriptedServer, tool_mode: bool) -> OpenInterpreter {
     let settings = common::settings(server, tool_mode);
     let model = Arc::new(oi_llm::OpenAiCompatible::new().with_env(oi_llm::Env::empty()));
-    OpenInterpreter::new(settings, model, Arc::new(oi_computer::LocalComputer::new()))
-        .expect("interpreter")
+    OpenInterpreter::new(
+        settings,
+        model,
+        Arc::new(oi_computer::LocalComputer::new()),
+        oi_judge::judge(),
+    )
+    .expect("interpreter")
 }
 
 #[test]

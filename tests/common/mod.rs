@@ -29,7 +29,7 @@ pub fn settings(server: &ScriptedServer, tool_mode: bool) -> Settings {
 pub fn interpreter(settings: Settings) -> Interpreter {
     let model = Arc::new(oi_llm::OpenAiCompatible::new().with_env(oi_llm::Env::empty()));
     let computer = Arc::new(oi_computer::LocalComputer::new());
-    Interpreter::new(settings, model, computer)
+    Interpreter::new(settings, model, computer, oi_judge::judge())
 }
 
 /// Starts the scripted server and an interpreter talking to it.

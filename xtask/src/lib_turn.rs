@@ -20,7 +20,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     settings.llm.supports_functions = Some(true);
     let model = Arc::new(oi_llm::OpenAiCompatible::new());
     let computer = Arc::new(oi_computer::LocalComputer::new());
-    let oi = oi_core::OpenInterpreter::new(settings, model, computer)?;
+    let oi = oi_core::OpenInterpreter::new(settings, model, computer, oi_judge::judge())?;
     let started = Instant::now();
     let messages = oi.chat(message)?;
     let chat = started.elapsed();

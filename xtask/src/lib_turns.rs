@@ -26,7 +26,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     settings.llm.max_tokens = Some(1000);
     let model = oi_llm::provider_for(&settings.llm, oi_llm::Env::empty())?;
     let computer = Arc::new(oi_computer::LocalComputer::new());
-    let oi = oi_core::OpenInterpreter::new(settings, model, computer)?;
+    let oi = oi_core::OpenInterpreter::new(settings, model, computer, oi_judge::judge())?;
     let started = Instant::now();
     oi.chat(message.clone())?;
     let first = started.elapsed();

@@ -120,7 +120,12 @@ impl Assembly {
     /// An interpreter with `settings`, the shared model provider and a new computer.
     pub fn interpreter(&self, settings: Settings) -> Interpreter {
         let computer = self.computer(&settings);
-        Interpreter::new(settings, self.model.clone(), Arc::new(computer))
+        Interpreter::new(
+            settings,
+            self.model.clone(),
+            Arc::new(computer),
+            oi_judge::judge(),
+        )
     }
 }
 

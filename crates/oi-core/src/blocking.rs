@@ -9,6 +9,7 @@ use crate::computer::Computer;
 use crate::interpreter::{ChatInput, Interpreter};
 use crate::lmc::Message;
 use crate::model::LanguageModel;
+use crate::policy::Judge;
 use crate::settings::Settings;
 use crate::turn::{Turn, TurnError, TurnEvent};
 
@@ -23,11 +24,13 @@ pub struct OpenInterpreter {
 }
 
 impl OpenInterpreter {
-    /// An interpreter with these settings, model and computer, and its own small runtime.
+    /// An interpreter with these settings, model, computer and judge, and its own small
+    /// runtime.
     pub fn new(
         settings: Settings,
         model: Arc<dyn LanguageModel>,
         computer: Arc<dyn Computer>,
+        judge: Arc<dyn Judge>,
     ) -> Result<Self, TurnError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -35,7 +38,7 @@ impl OpenInterpreter {
             .build()
             .map_err(|e| TurnError::Runtime(e.to_string()))?;
         Ok(OpenInterpreter {
-            core: Interpreter::new(settings, model, computer),
+            core: Interpreter::new(settings, model, computer, judge),
             runtime,
         })
     }

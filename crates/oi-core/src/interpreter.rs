@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use crate::computer::Computer;
 use crate::lmc::Message;
 use crate::model::LanguageModel;
+use crate::policy::Judge;
 use crate::respond::{TurnContext, respond};
 use crate::settings::Settings;
 use crate::state::Shared;
@@ -57,14 +58,17 @@ pub struct Interpreter {
 }
 
 impl Interpreter {
-    /// An interpreter with these settings, model and computer.
+    /// An interpreter with these settings, model, computer and judge (the judge decides
+    /// which code blocks run, are asked about or are blocked; `oi_judge::judge()` is oi's,
+    /// and `oi-config` always installs it).
     pub fn new(
         settings: Settings,
         model: Arc<dyn LanguageModel>,
         computer: Arc<dyn Computer>,
+        judge: Arc<dyn Judge>,
     ) -> Self {
         Interpreter {
-            shared: Arc::new(Shared::new(settings, model, computer)),
+            shared: Arc::new(Shared::new(settings, model, computer, judge)),
         }
     }
 
@@ -108,6 +112,11 @@ impl Interpreter {
     /// The computer that runs code.
     pub fn computer(&self) -> &Arc<dyn Computer> {
         &self.shared.computer
+    }
+
+    /// The judge that approves or blocks code blocks.
+    pub fn judge(&self) -> &Arc<dyn Judge> {
+        &self.shared.judge
     }
 
     /// The language model.
@@ -161,6 +170,7 @@ impl Interpreter {
             settings: self.settings(),
             model: self.shared.model.clone(),
             computer: self.shared.computer.clone(),
+            judge: self.shared.judge.clone(),
             save_history,
         };
         Turn::new(respond(ctx).boxed(), stop, self.shared.clone(), first_new)

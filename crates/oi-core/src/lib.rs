@@ -2,19 +2,19 @@
 //!
 //! The heart of oi, a Rust re-implementation of Open Interpreter: LMC messages and chunks,
 //! start/end flag framing, the respond loop, settings and conversation history, and the two
-//! traits the other crates implement: [`LanguageModel`] (in `oi-llm`) and [`Computer`]
-//! (in `oi-computer`). This crate speaks no HTTP and spawns no process.
+//! traits the other crates implement: [`LanguageModel`] (in `oi-llm`), [`Computer`]
+//! (in `oi-computer`) and [`Judge`] (in `oi-judge`). This crate speaks no HTTP and spawns no process.
 //!
 //! Two faces share one core: the async [`Interpreter`] (a [`Turn`] is a stoppable stream of
 //! [`TurnEvent`]s: framed chunks, approval requests the turn waits on, and one last `Complete`
 //! or `Error`) and the blocking [`OpenInterpreter`] (`chat(message) -> Vec<Message>`).
 //!
 //! ```no_run
-//! # fn demo(model: std::sync::Arc<dyn oi_core::LanguageModel>, computer: std::sync::Arc<dyn oi_core::Computer>) -> Result<(), oi_core::TurnError> {
+//! # fn demo(model: std::sync::Arc<dyn oi_core::LanguageModel>, computer: std::sync::Arc<dyn oi_core::Computer>, judge: std::sync::Arc<dyn oi_core::Judge>) -> Result<(), oi_core::TurnError> {
 //! use oi_core::{OpenInterpreter, Settings};
 //! let mut settings = Settings::default();
 //! settings.auto_run = true;
-//! let oi = OpenInterpreter::new(settings, model, computer)?;
+//! let oi = OpenInterpreter::new(settings, model, computer, judge)?;
 //! for message in oi.chat("compute 239023*79043")? {
 //!     println!("{}", serde_json::to_string(&message).unwrap_or_default());
 //! }
@@ -45,6 +45,6 @@ pub use computer::{Computer, LanguageSpec, Output, OutputStream};
 pub use interpreter::{ChatInput, Interpreter};
 pub use lmc::{Chunk, CodeContent, Content, Kind, LmcError, Message, Recipient, Role};
 pub use model::{LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, Usage};
-pub use policy::{ApprovalPolicy, Rules, Verdict};
+pub use policy::{ApprovalPolicy, Judge, Rules, Verdict};
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
 pub use turn::{StopHandle, Turn, TurnError, TurnEvent};

@@ -13,7 +13,7 @@ use crate::computer::{Computer, find_language};
 use crate::framing::{Framer, FramerOptions};
 use crate::lmc::{Chunk, Content, Kind, Message, Role};
 use crate::model::{LanguageModel, ModelDelta, ModelRequest};
-use crate::policy::Verdict;
+use crate::policy::{Judge, Rules, Verdict};
 use crate::prompts;
 use crate::repair::{self, CodePlan};
 use crate::settings::Settings;
@@ -26,6 +26,8 @@ pub(crate) struct TurnContext {
     pub settings: Settings,
     pub model: Arc<dyn LanguageModel>,
     pub computer: Arc<dyn Computer>,
+    /// Decides what happens to each code block.
+    pub judge: Arc<dyn Judge>,
     /// Save the conversation when the turn ends.
     pub save_history: bool,
 }
@@ -285,6 +287,21 @@ fn save_history(ctx: &TurnContext) -> Result<(), TurnError> {
     Ok(())
 }
 
+/// The judge's verdict on one block, reached on a blocking thread so that a slow judgement
+/// never holds up the runtime's threads (other sessions, `/heartbeat`). A judge that panics
+/// blocks the block.
+async fn judge_block(judge: &Arc<dyn Judge>, rules: &Rules, language: &str, code: &str) -> Verdict {
+    let (judge, rules) = (judge.clone(), rules.clone());
+    let (language, code) = (language.to_owned(), code.to_owned());
+    let verdict = tokio::task::spawn_blocking(move || judge.judge(&rules, &language, &code)).await;
+    verdict.unwrap_or_else(|error| {
+        tracing::warn!(%error, "the judge failed");
+        Verdict::Block(
+            "oi blocked this code: its judge failed while reading it; nothing was run.".to_owned(),
+        )
+    })
+}
+
 /// The respond loop as a stream of turn events: framed chunks, approval requests, and one
 /// last `Complete` or `Error`.
 pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send + 'static {
@@ -378,7 +395,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 CodePlan::Run { language, code } => {
                     // The code block is complete: its `end` flag goes out before anything runs.
                     if let Some(end) = store.close() { yield end; }
-                    let verdict = rules.judge(&language, &code);
+                    let verdict = judge_block(&ctx.judge, &rules, &language, &code).await;
                     tracing::info!(%language, ?verdict, "approval rules judged the block");
                     let decision = match verdict {
                         Verdict::Block(reason) => {

@@ -1,5 +1,5 @@
 //! The state an interpreter and its turns share: settings, the conversation, the model, the
-//! computer.
+//! computer, the judge.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -8,6 +8,7 @@ use crate::approval::ApprovalId;
 use crate::computer::Computer;
 use crate::lmc::Message;
 use crate::model::LanguageModel;
+use crate::policy::Judge;
 use crate::settings::Settings;
 
 /// Locks a mutex; a poisoned lock still holds valid data here (every writer leaves it whole).
@@ -25,6 +26,7 @@ pub(crate) struct Shared {
     spent: Mutex<f64>,
     pub(crate) model: Arc<dyn LanguageModel>,
     pub(crate) computer: Arc<dyn Computer>,
+    pub(crate) judge: Arc<dyn Judge>,
 }
 
 impl Shared {
@@ -32,6 +34,7 @@ impl Shared {
         settings: Settings,
         model: Arc<dyn LanguageModel>,
         computer: Arc<dyn Computer>,
+        judge: Arc<dyn Judge>,
     ) -> Self {
         Shared {
             settings: Mutex::new(settings),
@@ -40,6 +43,7 @@ impl Shared {
             spent: Mutex::new(0.0),
             model,
             computer,
+            judge,
         }
     }
 

@@ -30,7 +30,12 @@ fn setup(
     let model = ScriptedModel::new(replies);
     let mut s = settings(true);
     adjust(&mut s);
-    let oi = Interpreter::new(s, Arc::new(model.clone()), Arc::new(computer.clone()));
+    let oi = Interpreter::new(
+        s,
+        Arc::new(model.clone()),
+        Arc::new(computer.clone()),
+        oi_judge::judge(),
+    );
     (oi, model, computer)
 }
 

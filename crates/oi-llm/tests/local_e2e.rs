@@ -39,6 +39,7 @@ async fn local_model_runs_python_and_reports_the_output() {
         settings,
         provider.clone(),
         Arc::new(oi_computer::LocalComputer::new()),
+        oi_judge::judge(),
     );
 
     let started = Instant::now();

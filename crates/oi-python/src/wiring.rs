@@ -11,6 +11,11 @@ use crate::live_model::LiveModel;
 /// An interpreter with these settings; its provider and its computer are built on first use.
 pub fn interpreter(settings: Settings) -> (Interpreter, Arc<LiveComputer>) {
     let computer = Arc::new(LiveComputer::default());
-    let interpreter = Interpreter::new(settings, Arc::new(LiveModel::default()), computer.clone());
+    let interpreter = Interpreter::new(
+        settings,
+        Arc::new(LiveModel::default()),
+        computer.clone(),
+        oi_judge::judge(),
+    );
     (interpreter, computer)
 }

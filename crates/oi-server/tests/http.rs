@@ -27,7 +27,7 @@ fn offline_state(adjust: impl FnOnce(&mut ServerConfig)) -> AppState {
         settings.llm.api_key = Some("server-key".into());
         let llm = Arc::new(oi_llm::OpenAiCompatible::new().with_env(oi_llm::Env::empty()));
         let computer = Arc::new(oi_computer::LocalComputer::new());
-        Interpreter::new(settings, llm, computer)
+        Interpreter::new(settings, llm, computer, oi_judge::judge())
     });
     AppState::new(config, factory)
 }

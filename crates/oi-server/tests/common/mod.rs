@@ -62,7 +62,7 @@ impl TestServer {
         let factory: oi_server::InterpreterFactory = Arc::new(move || {
             let llm = Arc::new(oi_llm::OpenAiCompatible::new().with_env(oi_llm::Env::empty()));
             let computer = Arc::new(oi_computer::LocalComputer::new());
-            Interpreter::new(base.clone(), llm, computer)
+            Interpreter::new(base.clone(), llm, computer, oi_judge::judge())
         });
         let state = AppState::new(config, factory);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

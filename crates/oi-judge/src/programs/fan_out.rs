@@ -1,13 +1,15 @@
 //! Commands that run another command on many paths: `xargs CMD` (with what the previous stage
 //! printed) and `find … -delete` / `-exec CMD {}`.
 
-use super::super::places;
-use super::super::shell::{Output, Walker};
-use super::super::word::{Field, Seg};
-use super::{after_options, delete_targets, inspect, option_value};
+use super::effects::delete_targets;
+use super::options::{after_options, option_value};
+use crate::context::Context;
+use crate::output::Output;
+use crate::places;
+use crate::word::{Field, Seg};
 
 /// `xargs [options] CMD ARGS…`: the command gets what the previous stage printed.
-pub(super) fn xargs(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
+pub(super) fn xargs(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Output {
     let with_value = [
         "-d",
         "-n",
@@ -55,12 +57,12 @@ pub(super) fn xargs(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
                     .iter()
                     .map(|f| substitute(f, &token, item))
                     .collect();
-                inspect(w, &argv, &Output::Nothing);
+                w.inspect(&argv, &Output::Nothing);
             }
         }
         None => {
             command.extend(items);
-            inspect(w, &command, &Output::Nothing);
+            w.inspect(&command, &Output::Nothing);
         }
     }
     Output::Unknown
@@ -86,6 +88,16 @@ fn substitute(field: &Field, token: &str, value: &Field) -> Field {
         }
     }
     out
+}
+
+/// Programs that delete each path they are given (run by `find -exec` on every path found,
+/// they delete the whole tree).
+fn deletes_each(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    matches!(
+        name,
+        "rm" | "unlink" | "rmdir" | "shred" | "srm" | "wipe" | "trash" | "trash-put" | "gio"
+    )
 }
 
 /// Tests that narrow what `find` matches (so `find . -name '*.pyc' -delete` is ordinary).
@@ -122,7 +134,7 @@ const FIND_NARROWING: &[&str] = &[
 ];
 
 /// `find ROOTS… EXPRESSION`: `-delete` and `-exec CMD {}` act on what it matches.
-pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
+pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
     let starts_expression = |f: &Field| {
         f.known()
             .is_some_and(|t| (t.starts_with('-') && t.len() > 1) || t == "(" || t == "!")
@@ -137,21 +149,45 @@ pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
     }
     let expression = &args[split..];
     let mut name: Option<String> = None;
-    let mut narrowed = false;
+    // Whether the tests so far narrow what the next action acts on: an action acts on what
+    // the tests before it matched (`-delete -name x` deletes everything), `-o` starts an
+    // alternative that matches afresh, and a negated test does not narrow.
+    let mut narrowing = false;
+    let mut ever_narrowed = false;
+    let mut negated = false;
+    let mut narrowed_at_delete = true;
     let mut delete = false;
     let mut execs: Vec<Vec<Field>> = Vec::new();
     let mut at = 0;
     while let Some(arg) = expression.get(at) {
         let text = arg.known().unwrap_or_default();
         at += 1;
+        let negate = matches!(text.as_str(), "!" | "-not");
         match text.as_str() {
-            "-delete" => delete = true,
+            "-delete" => {
+                delete = true;
+                narrowed_at_delete &= narrowing;
+            }
+            "-o" | "-or" | "," => narrowing = false,
             "-name" | "-iname" => {
                 if let Some(pattern) = expression.get(at).and_then(Field::known) {
-                    if !places::wildcard_all(&pattern) {
+                    if !places::wildcard_all(&pattern) && !negated {
                         name = Some(pattern);
-                        narrowed = true;
+                        narrowing = true;
+                        ever_narrowed = true;
                     }
+                }
+                at += 1;
+            }
+            "-path" | "-ipath" | "-wholename" | "-iwholename" => {
+                let pattern = expression.get(at).and_then(Field::known);
+                if pattern.is_some_and(|p| {
+                    p.split('/')
+                        .any(|part| !part.is_empty() && !places::wildcard_all(part))
+                }) && !negated
+                {
+                    narrowing = true;
+                    ever_narrowed = true;
                 }
                 at += 1;
             }
@@ -160,16 +196,35 @@ pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
                     .iter()
                     .position(|f| f.is(";") || f.is("+"))
                     .map_or(expression.len(), |p| at + p);
-                execs.push(expression[at..end].to_vec());
+                let command = expression[at..end].to_vec();
+                // A deleting program run on every path found deletes the tree.
+                if command
+                    .first()
+                    .and_then(Field::known)
+                    .is_some_and(|p| deletes_each(&p))
+                {
+                    delete = true;
+                    narrowed_at_delete &= narrowing;
+                }
+                execs.push(command);
                 at = end + 1;
             }
             t if FIND_NARROWING.contains(&t) => {
-                narrowed = true;
+                if !negated {
+                    narrowing = true;
+                    ever_narrowed = true;
+                }
                 at += 1;
             }
             _ => {}
         }
+        negated = negate;
     }
+    let narrowed = if delete {
+        narrowed_at_delete
+    } else {
+        ever_narrowed
+    };
     let mut found = String::new();
     for root in &roots {
         let root_text = root.pattern_text();
@@ -180,16 +235,16 @@ pub(super) fn find(w: &mut Walker, args: &[Field]) -> Output {
             root_text
         };
         let matched_field = Field::lit(&matched);
-        if delete {
-            let shown = |_: &Field| format!("find {} … -delete", root.shown());
-            delete_targets(w, &[&matched_field], &shown);
-        }
         for exec in &execs {
             let argv: Vec<Field> = exec
                 .iter()
                 .map(|f| substitute(f, "{}", &matched_field))
                 .collect();
-            inspect(w, &argv, &Output::Nothing);
+            w.inspect(&argv, &Output::Nothing);
+        }
+        if delete {
+            let shown = |_: &Field| format!("find {} … -delete", root.shown());
+            delete_targets(w, &[&matched_field], &shown);
         }
         found = matched;
     }

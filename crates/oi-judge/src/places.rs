@@ -59,7 +59,8 @@ const TOP_LEVEL: &[&str] = &[
 /// Name prefixes of disk and partition devices under `/dev`.
 const DISK_PREFIXES: &[&str] = &[
     "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop", "nbd",
-    "mapper", "root", "mtdblock", "ubi", "zram",
+    "mapper", "root", "mtdblock", "ubi", "zram", "block", "sg", "sr", "nst", "st", "rbd", "zd",
+    "bcache", "drbd", "pmem", "ram",
 ];
 
 /// Disk device names, to test glob patterns against (`/dev/sd*`).
@@ -156,9 +157,11 @@ impl Places {
     }
 }
 
-/// Whether `pattern` could name a disk or partition device (`/dev/sda`, `/dev/nvme0n1`, …).
+/// Whether `pattern` could name a disk or partition device (`/dev/sda`, `/dev/nvme0n1`,
+/// `/dev/block/8:0`, `/dev/disk/by-id/…`, an LVM volume `/dev/vg/lv`, …): anything under
+/// `/dev` but the devices known not to be disks (`/dev/null`, terminals, `/dev/fd/…`).
 pub(crate) fn is_disk(pattern: &Pattern) -> bool {
-    let [Comp::Glob(dev), second, ..] = pattern.as_slice() else {
+    let [Comp::Glob(dev), second, rest @ ..] = pattern.as_slice() else {
         return false;
     };
     if dev != "dev" {
@@ -169,9 +172,55 @@ pub(crate) fn is_disk(pattern: &Pattern) -> bool {
         Comp::Glob(name) if name.contains(['*', '?', '[']) => {
             DISK_EXAMPLES.iter().any(|disk| glob_match(name, disk))
         }
-        Comp::Glob(name) => DISK_PREFIXES.iter().any(|prefix| name.starts_with(prefix)),
+        Comp::Glob(name) => {
+            let harmless = NOT_DISKS.contains(&name.as_str())
+                || name.starts_with("tty")
+                || name.starts_with("pty");
+            // A disk's name, or a directory of devices that is not a known harmless one
+            // (`/dev/block/…`, `/dev/vg0/root`).
+            !harmless
+                && (DISK_PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || !rest.is_empty())
+        }
     }
 }
+
+/// Devices and device directories under `/dev` that are not disks.
+const NOT_DISKS: &[&str] = &[
+    "null",
+    "zero",
+    "full",
+    "random",
+    "urandom",
+    "stdin",
+    "stdout",
+    "stderr",
+    "fd",
+    "pts",
+    "shm",
+    "mqueue",
+    "tcp",
+    "udp",
+    "console",
+    "ptmx",
+    "kmsg",
+    "log",
+    "snd",
+    "dri",
+    "input",
+    "net",
+    "hugepages",
+    "cpu",
+    "fuse",
+    "kvm",
+    "uinput",
+    "bus",
+    "char",
+    "usb",
+    "serial",
+    "v4l",
+    "video0",
+    "audio",
+];
 
 /// Whether a glob component matches every name (`*`, `.*`, `*.*`, `[a-z]*`, `??*`, …).
 pub(crate) fn wildcard_all(glob: &str) -> bool {
@@ -214,6 +263,26 @@ pub(crate) fn pattern(text: &str, base: Option<&Pattern>) -> Pattern {
         }
     }
     out
+}
+
+/// A path through `/proc` that names another place: `/proc/self/cwd/…` is the working
+/// directory (returned relative, `./…`), another process's `cwd` an unknown directory, any
+/// process's `root` is `/`. Other text is returned as it is.
+pub(crate) fn unalias(text: &str) -> String {
+    let Some(rest) = text.strip_prefix("/proc/") else {
+        return text.to_owned();
+    };
+    let rest = rest.trim_start_matches('/');
+    let (process, rest) = rest.split_once('/').unwrap_or((rest, ""));
+    let rest = rest.trim_start_matches('/');
+    let (link, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let this = matches!(process, "self" | "thread-self");
+    match link {
+        "cwd" if this => format!("./{tail}"),
+        "cwd" => format!("{UNKNOWN}/{tail}"),
+        "root" => format!("/{tail}"),
+        _ => text.to_owned(),
+    }
 }
 
 /// Stands for an unknown part of a word inside the text given to [`pattern`].

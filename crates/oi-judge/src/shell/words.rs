@@ -3,9 +3,13 @@
 
 use tree_sitter::Node;
 
-use super::super::escapes::{push_bare, unescape_c, unescape_double};
-use super::super::word::{self, Field, Quoting, Seg, Tok, Word};
-use super::{MAX_ALTERNATIVES, Output, Walker, collapse};
+use crate::escapes::{push_bare, unescape_c, unescape_double};
+use crate::output::Output;
+use crate::word::{self, Field, Quoting, Seg, Tok, Word, collapse};
+
+use crate::scan::{Limit, MAX_VALUE_LEN};
+
+use super::walker::{MAX_ALTERNATIVES, Walker};
 
 impl Walker<'_, '_> {
     /// A word node's possible values (one per combination of variable values).
@@ -40,8 +44,22 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn push_values(out: &mut Vec<Word>, values: &[Vec<Seg>], quoted: bool, raw: &str) {
+    /// Appends each of `values` to each word; past the judge's limits (alternatives, value
+    /// length, work) the part is unknown (and, for length and work, the reading unsure).
+    fn push_values(&self, out: &mut Vec<Word>, values: &[Vec<Seg>], quoted: bool, raw: &str) {
         if out.len() * values.len() > MAX_ALTERNATIVES {
+            Self::push_unknown(out, raw, false, quoted);
+            return;
+        }
+        let lengths: Vec<usize> = values.iter().map(|v| word::segs_len(v)).collect();
+        let longest = lengths.iter().copied().max().unwrap_or(0);
+        let current = out.iter().map(Vec::len).max().unwrap_or(0);
+        if current.saturating_add(longest) > MAX_VALUE_LEN {
+            self.scan.exceed(Limit::Length);
+            Self::push_unknown(out, raw, false, quoted);
+            return;
+        }
+        if !self.scan.charge(out.len() * lengths.iter().sum::<usize>()) {
             Self::push_unknown(out, raw, false, quoted);
             return;
         }
@@ -128,7 +146,7 @@ impl Walker<'_, '_> {
             "simple_expansion" => {
                 let name = text.trim_start_matches('$');
                 let values = self.lookup(name);
-                Self::push_values(out, &values, quoted, &text);
+                self.push_values(out, &values, quoted, &text);
             }
             "expansion" => self.expansion(node, quoted, out),
             "command_substitution" => {
@@ -136,10 +154,10 @@ impl Walker<'_, '_> {
                 match output {
                     Output::Literal(literal) => {
                         let value = vec![Seg::Lit(literal.trim_end_matches('\n').to_owned())];
-                        Self::push_values(out, &[value], quoted, &text);
+                        self.push_values(out, &[value], quoted, &text);
                     }
                     Output::Found(paths) => {
-                        Self::push_values(out, &[vec![Seg::Lit(paths)]], quoted, &text);
+                        self.push_values(out, &[vec![Seg::Lit(paths)]], quoted, &text);
                     }
                     Output::Decoded => Self::push_unknown(out, &text, true, quoted),
                     _ => Self::push_unknown(out, &text, false, quoted),
@@ -207,7 +225,7 @@ impl Walker<'_, '_> {
         match operator.as_deref() {
             None if children.len() == 1 => {
                 let values = self.lookup(&name);
-                Self::push_values(out, &values, quoted, &text);
+                self.push_values(out, &values, quoted, &text);
             }
             Some(op @ (":-" | "-" | ":=" | "=" | ":+" | "+")) => {
                 let mut default = vec![Word::new()];
@@ -223,7 +241,7 @@ impl Walker<'_, '_> {
                     (false, false) => [default, self.lookup(&name)].concat(),
                     (false, true) => [default, vec![Vec::new()]].concat(),
                 };
-                Self::push_values(out, &values, quoted, &text);
+                self.push_values(out, &values, quoted, &text);
             }
             _ => {
                 self.generic(node);

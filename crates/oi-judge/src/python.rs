@@ -7,30 +7,18 @@
 
 use std::collections::HashMap;
 
+mod dynamic;
+mod reader;
 mod values;
 
 use tree_sitter::{Node, Parser};
 
-use super::places::{self, Harm};
-use super::scan::Scan;
-use super::word::Field;
+use crate::env::Env;
+use crate::places::{self, Harm};
+use crate::scan::Scan;
+use crate::word::Field;
 
-/// The most values one expression is followed with.
-const MAX_VALUES: usize = 16;
-
-/// How deep names are followed through assignments.
-const MAX_NAME_DEPTH: usize = 8;
-
-/// What an expression may evaluate to.
-#[derive(Debug, Clone)]
-enum Value {
-    /// A string (or path), possibly with unknown parts.
-    Str(Field),
-    /// A list or tuple of such strings.
-    List(Vec<Field>),
-    /// Anything else.
-    Unknown,
-}
+use reader::{Binding, Reader, Value, arguments};
 
 /// Reads `source` as Python.
 pub(crate) fn read(scan: &mut Scan, source: &str) {
@@ -58,24 +46,6 @@ pub(crate) fn read(scan: &mut Scan, source: &str) {
     };
     reader.collect(root);
     reader.check(root);
-}
-
-struct Reader<'s, 'p, 't> {
-    scan: &'s mut Scan<'p>,
-    src: &'s str,
-    /// Local names of imported modules and functions → their qualified names.
-    aliases: HashMap<String, String>,
-    /// Names → the expressions assigned to them (anywhere in the block).
-    names: HashMap<String, Vec<Binding<'t>>>,
-}
-
-/// How a name got its value.
-#[derive(Clone, Copy)]
-enum Binding<'t> {
-    /// `name = expr`, `with expr as name`.
-    Is(Node<'t>),
-    /// `for name in expr`.
-    ElementOf(Node<'t>),
 }
 
 impl<'t> Reader<'_, '_, 't> {
@@ -171,9 +141,32 @@ impl<'t> Reader<'_, '_, 't> {
     fn check(&mut self, root: Node<'t>) {
         let mut stack = vec![root];
         while let Some(node) = stack.pop() {
+            if !self.scan.charge(1) {
+                return;
+            }
             match node.kind() {
                 "call" => self.call(node),
                 "while_statement" => self.endless_fork(node),
+                "for_statement" => {
+                    if let (Some(iterable), Some(body)) = (
+                        node.child_by_field_name("right"),
+                        node.child_by_field_name("body"),
+                    ) {
+                        if self.endless_iterable(iterable) && self.forks(body) {
+                            self.scan.block(
+                                "it is a fork bomb (an endless loop that calls fork)".to_owned(),
+                            );
+                        }
+                        self.walk_delete(iterable, body, node);
+                    }
+                }
+                "for_in_clause" => {
+                    if let (Some(iterable), Some(comprehension)) =
+                        (node.child_by_field_name("right"), node.parent())
+                    {
+                        self.walk_delete(iterable, comprehension, node);
+                    }
+                }
                 _ => {}
             }
             let mut cursor = node.walk();
@@ -181,23 +174,33 @@ impl<'t> Reader<'_, '_, 't> {
         }
     }
 
-    /// The qualified name of a callee (`sh.rmtree` → `shutil.rmtree` after `import shutil as sh`).
+    /// The qualified name of a callee (`sh.rmtree` → `shutil.rmtree` after `import shutil as sh`,
+    /// `__import__('os').system` → `os.system`).
     fn qualified(&self, node: Node) -> Option<String> {
+        self.qualified_at(node, 0)
+    }
+
+    fn qualified_at(&self, node: Node, depth: usize) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
         match node.kind() {
             "identifier" => {
                 let name = self.text(node);
+                if let Some(alias) = self.aliases.get(name) {
+                    return Some(alias.clone());
+                }
                 Some(
-                    self.aliases
-                        .get(name)
-                        .cloned()
+                    self.dynamic_name(node, depth)
                         .unwrap_or_else(|| name.to_owned()),
                 )
             }
             "attribute" => {
-                let object = self.qualified(node.child_by_field_name("object")?)?;
+                let object = self.qualified_at(node.child_by_field_name("object")?, depth + 1)?;
                 let attribute = self.text(node.child_by_field_name("attribute")?);
                 Some(format!("{object}.{attribute}"))
             }
+            "call" => self.dynamic_name(node, depth),
             _ => None,
         }
     }
@@ -215,6 +218,7 @@ impl<'t> Reader<'_, '_, 't> {
             .map(|a| self.text(a).to_owned())
             .unwrap_or_default();
         let first = arguments.first().copied().or_else(|| keyword("path"));
+        self.opaque_call(node, &name);
         match name.as_str() {
             "shutil.rmtree"
             | "distutils.dir_util.remove_tree"
@@ -311,7 +315,8 @@ impl<'t> Reader<'_, '_, 't> {
             if field.starts_unknown() {
                 continue;
             }
-            let pattern = places::pattern(&field.pattern_text(), self.cwd_pattern().as_ref());
+            let text = places::unalias(&field.pattern_text());
+            let pattern = places::pattern(&text, self.cwd_pattern().as_ref());
             if let Some(what) = self.scan.places.protected(&pattern, Harm::Delete) {
                 let shown = field.shown();
                 let call = self.text(call);
@@ -342,12 +347,12 @@ impl<'t> Reader<'_, '_, 't> {
                     );
                 }
                 Value::Str(field) => {
-                    let env = super::shell::Env::new(self.scan.places);
+                    let env = Env::new(self.scan.places);
                     self.scan.shell(&field.rendered(), env);
                 }
                 Value::List(fields) => {
                     if let Some(script) = fields.first() {
-                        let env = super::shell::Env::new(self.scan.places);
+                        let env = Env::new(self.scan.places);
                         self.scan.shell(&script.rendered(), env);
                     }
                 }
@@ -444,7 +449,16 @@ impl<'t> Reader<'_, '_, 't> {
                 let name = node
                     .child_by_field_name("function")
                     .and_then(|f| self.qualified(f));
-                if matches!(name.as_deref(), Some("os.fork" | "os.forkpty" | "pty.fork")) {
+                if matches!(
+                    name.as_deref(),
+                    Some(
+                        "os.fork"
+                            | "os.forkpty"
+                            | "pty.fork"
+                            | "subprocess.Popen"
+                            | "multiprocessing.Process"
+                    )
+                ) {
                     return true;
                 }
             }
@@ -461,22 +475,6 @@ impl<'t> Reader<'_, '_, 't> {
             _ => Field::unknown(self.text(node), false),
         }
     }
-}
-
-/// The positional arguments of a call.
-fn arguments(call: Node) -> Vec<Node> {
-    let Some(list) = call.child_by_field_name("arguments") else {
-        return Vec::new();
-    };
-    let mut cursor = list.walk();
-    list.named_children(&mut cursor)
-        .filter(|a| {
-            !matches!(
-                a.kind(),
-                "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"
-            )
-        })
-        .collect()
 }
 
 /// The value of the keyword argument `name` of a call.

@@ -3,14 +3,39 @@
 
 use tree_sitter::Node;
 
-use super::super::word::{Field, Seg};
-use super::{Binding, MAX_NAME_DEPTH, MAX_VALUES, Reader, Value, arguments};
+use crate::scan::{Limit, MAX_VALUE_LEN};
+use crate::word::{self, Field, Seg};
+
+use super::reader::{Binding, MAX_NAME_DEPTH, MAX_VALUES, Reader, Value, arguments};
 
 impl Reader<'_, '_, '_> {
     /// What `node` may evaluate to.
+    /// Past the judge's budget (work, value length) the value is unknown and the reading
+    /// unsure.
     pub(super) fn values(&self, node: Node, depth: usize) -> Vec<Value> {
+        // An evaluation costs about what copying a few dozen characters does.
+        if !self.scan.charge(32) {
+            return vec![Value::Unknown];
+        }
         let mut values = self.values_inner(node, depth);
         values.truncate(MAX_VALUES);
+        let lengths = values.iter().map(|value| match value {
+            Value::Str(field) => word::segs_len(&field.segs),
+            Value::List(items) => items.iter().map(|f| word::segs_len(&f.segs)).sum(),
+            Value::Unknown => 0,
+        });
+        let (mut total, mut longest) = (0, 0);
+        for length in lengths {
+            total += length;
+            longest = longest.max(length);
+        }
+        if longest > MAX_VALUE_LEN {
+            self.scan.exceed(Limit::Length);
+            return vec![Value::Unknown];
+        }
+        if !self.scan.charge(total) {
+            return vec![Value::Unknown];
+        }
         values
     }
 

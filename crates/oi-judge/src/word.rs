@@ -168,6 +168,16 @@ pub(crate) enum Tok {
 /// A word before expansion.
 pub(crate) type Word = Vec<Tok>;
 
+/// How many characters a value has (an unknown part counts as its source text).
+pub(crate) fn segs_len(value: &[Seg]) -> usize {
+    value
+        .iter()
+        .map(|seg| match seg {
+            Seg::Lit(text) | Seg::Unknown { raw: text, .. } => text.chars().count(),
+        })
+        .sum()
+}
+
 /// Pushes `text` onto `word`, every character with the same quoting.
 pub(crate) fn push_text(word: &mut Word, text: &str, quoting: Quoting) {
     word.extend(text.chars().map(|c| Tok::Char(c, quoting)));
@@ -384,6 +394,13 @@ fn split(word: &Word) -> Vec<Field> {
         fields.push(field);
     }
     fields
+}
+
+/// A word's pieces as one field, without splitting.
+pub(crate) fn collapse(word: &Word) -> Field {
+    Field {
+        segs: assignment_value(word, &|_| None),
+    }
 }
 
 #[cfg(test)]

@@ -5,89 +5,22 @@
 //! simple command found (anywhere: in lists, loops, functions, substitutions) goes to
 //! [`programs::inspect`].
 
-use std::collections::HashMap;
-
 use tree_sitter::{Node, Parser};
 
+mod context;
+mod walker;
 mod words;
 
-use super::escapes::unescape_bare;
-use super::places::{self, Pattern, Places};
-use super::programs;
-use super::scan::Scan;
-use super::word::{self, Field, Seg, Word};
+use walker::{MAX_ALTERNATIVES, Walker};
 
-/// The most values one variable (or one word) is followed with; past that it is unknown.
-pub(crate) const MAX_ALTERNATIVES: usize = 16;
-
-/// What a command or statement writes to its standard output, as far as oi can tell.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Output {
-    /// Nothing is piped (the first stage of a pipeline).
-    Nothing,
-    /// Known text (`echo`, `printf`, a here-document).
-    Literal(String),
-    /// The output of a decoder (`base64 -d`, `xxd -r`, …), or of a filter fed by one.
-    Decoded,
-    /// Paths `find` prints: a path pattern (for `xargs`).
-    Found(String),
-    /// Anything else.
-    Unknown,
-}
-
-/// Variables and working directories known at a point of the script.
-#[derive(Debug, Clone)]
-pub(crate) struct Env {
-    vars: HashMap<String, Vec<Vec<Seg>>>,
-    /// The directories the script may be in (`None`: unknown).
-    cwds: Vec<Option<String>>,
-    home: Option<String>,
-    /// How many conditional constructs (if, loops, `&&`, …) enclose the current statement.
-    conditional: usize,
-}
-
-impl Env {
-    /// The environment at the start of a block: `HOME` and `PWD` known.
-    pub(crate) fn new(places: &Places) -> Env {
-        let mut vars = HashMap::new();
-        let home = places.home();
-        if let Some(home) = &home {
-            vars.insert("HOME".to_owned(), vec![vec![Seg::Lit(home.clone())]]);
-        }
-        let cwd = places.cwd();
-        if let Some(cwd) = &cwd {
-            vars.insert("PWD".to_owned(), vec![vec![Seg::Lit(cwd.clone())]]);
-        }
-        Env {
-            vars,
-            cwds: vec![cwd],
-            home,
-            conditional: 0,
-        }
-    }
-
-    /// This environment with the positional parameters `$0`, `$1`, … set (for `sh -c`).
-    pub(crate) fn with_positional(mut self, args: &[Field]) -> Env {
-        for key in ["@", "*", "#"] {
-            self.vars.remove(key);
-        }
-        for (n, arg) in args.iter().enumerate() {
-            self.vars.insert(n.to_string(), vec![arg.segs.clone()]);
-        }
-        let all: Vec<Seg> = args
-            .iter()
-            .skip(1)
-            .enumerate()
-            .flat_map(|(i, a)| {
-                let space = (i > 0).then(|| Seg::Lit(" ".into()));
-                space.into_iter().chain(a.segs.clone())
-            })
-            .collect();
-        self.vars.insert("@".to_owned(), vec![all.clone()]);
-        self.vars.insert("*".to_owned(), vec![all]);
-        self
-    }
-}
+use crate::context::Context;
+use crate::env::Env;
+use crate::escapes::unescape_bare;
+use crate::output::Output;
+use crate::places;
+use crate::programs;
+use crate::scan::Scan;
+use crate::word::{self, Field, Seg, Word, collapse};
 
 /// Reads `source` as a shell script.
 pub(crate) fn read(scan: &mut Scan, source: &str, env: Env) -> Output {
@@ -127,101 +60,9 @@ pub(crate) fn read_argv(scan: &mut Scan, argv: &[Field], env: Env) {
     programs::inspect(&mut walker, argv, &Output::Nothing);
 }
 
-/// The walker over one parsed script.
-pub(crate) struct Walker<'s, 'p> {
-    pub(crate) scan: &'s mut Scan<'p>,
-    src: &'s str,
-    env: Env,
-    /// The directories a `cd` just moved to (for `cd x && …`).
-    last_cd: Option<Vec<Option<String>>>,
-}
-
 impl Walker<'_, '_> {
     fn text(&self, node: Node) -> &str {
         self.src.get(node.byte_range()).unwrap_or("")
-    }
-
-    /// Records a hard-deny reason.
-    pub(crate) fn block(&mut self, reason: String) {
-        self.scan.block(reason);
-    }
-
-    /// The path patterns `field` may name, relative to every directory the script may be in.
-    pub(crate) fn targets(&self, field: &Field) -> Vec<Pattern> {
-        self.targets_text(&field.pattern_text())
-    }
-
-    /// As [`Walker::targets`], for text with [`places::UNKNOWN`] markers.
-    pub(crate) fn targets_text(&self, text: &str) -> Vec<Pattern> {
-        if text.starts_with('/') || text.starts_with(places::UNKNOWN) {
-            return vec![places::pattern(text, None)];
-        }
-        self.env
-            .cwds
-            .iter()
-            .map(|cwd| {
-                let base = cwd.as_deref().map(|c| places::pattern(c, None));
-                places::pattern(text, base.as_ref())
-            })
-            .collect()
-    }
-
-    /// The working directory, when only one is possible.
-    pub(crate) fn cwd(&self) -> Option<String> {
-        match self.env.cwds.as_slice() {
-            [Some(cwd)] => Some(cwd.clone()),
-            _ => None,
-        }
-    }
-
-    /// `cd`/`pushd`/`popd`: the script may now be in the new directory, or (if `cd` failed)
-    /// still in the old one.
-    pub(crate) fn change_directory(&mut self, target: Option<&Field>) {
-        let home = self.env.home.clone();
-        let new: Vec<Option<String>> = match target.map(|t| (t.known(), t)) {
-            None => vec![home],
-            Some((Some(text), _)) if text == "-" => vec![None],
-            Some((Some(text), _)) if text.starts_with('/') => vec![Some(places::normalise(&text))],
-            Some((Some(text), _)) => self
-                .env
-                .cwds
-                .iter()
-                .map(|cwd| {
-                    cwd.as_ref()
-                        .map(|c| places::normalise(&format!("{c}/{text}")))
-                })
-                .collect(),
-            Some((None, _)) => vec![None],
-        };
-        for dir in &new {
-            if !self.env.cwds.contains(dir) {
-                self.env.cwds.push(dir.clone());
-            }
-        }
-        if self.env.cwds.len() > MAX_ALTERNATIVES {
-            self.env.cwds = vec![None];
-        }
-        self.last_cd = Some(new);
-    }
-
-    /// Reads `source` as a nested shell script (`sh -c`, `eval`, a here-document fed to `bash`),
-    /// with unknown parts of `script` as unknown variables and `positional` as `$0`, `$1`, ….
-    pub(crate) fn nested_shell(&mut self, script: &Field, positional: &[Field]) -> Output {
-        let mut env = self.env.clone();
-        if !positional.is_empty() {
-            env = env.with_positional(positional);
-        }
-        self.scan.shell(&script.rendered(), env)
-    }
-
-    /// Reads `code` as nested Python (`python -c`).
-    pub(crate) fn nested_python(&mut self, code: &Field) {
-        self.scan.python(&code.rendered());
-    }
-
-    /// Reads `code` as nested code of another language (`perl -e`, `node -e`).
-    pub(crate) fn nested_foreign(&mut self, code: &Field) {
-        self.scan.foreign(&code.rendered());
     }
 
     /// `~user`'s home directory: `~` is `$HOME`, `~root` is `/root`, another user's is a guess
@@ -262,6 +103,9 @@ impl Walker<'_, '_> {
     }
 
     fn statement(&mut self, node: Node, stdin: Output) -> Output {
+        if !self.scan.charge(1) {
+            return Output::Unknown;
+        }
         match node.kind() {
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_body" => Output::Nothing,
             "command" => self.command(node, stdin),
@@ -312,6 +156,9 @@ impl Walker<'_, '_> {
     /// Walks the children of a construct oi does not model: statements are read, and command
     /// substitutions in expressions still count (they run).
     fn generic(&mut self, node: Node) {
+        if !self.scan.charge(1) {
+            return;
+        }
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
@@ -681,13 +528,6 @@ fn output_of(fields: &[Field], newline: &str) -> Output {
     match known {
         Some(parts) => Output::Literal(format!("{}{newline}", parts.join(" "))),
         None => Output::Unknown,
-    }
-}
-
-/// A word's pieces as one field, without splitting.
-pub(crate) fn collapse(word: &Word) -> Field {
-    Field {
-        segs: word::assignment_value(word, &|_| None),
     }
 }
 

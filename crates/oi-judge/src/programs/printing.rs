@@ -1,9 +1,9 @@
 //! `echo` and `printf` of known words: their output, so `$(echo rm)` and `printf … | sh` can
 //! be read.
 
-use super::super::escapes::unescape_c;
-use super::super::shell::Output;
-use super::super::word::Field;
+use crate::escapes::unescape_c;
+use crate::output::Output;
+use crate::word::Field;
 
 /// `echo [-neE] ARGS…`: its output when every argument is known.
 pub(super) fn echo(args: &[Field]) -> Output {

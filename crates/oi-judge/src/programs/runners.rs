@@ -1,12 +1,15 @@
 //! Programs that run code: shells (`-c`, standard input, a file), Python, other interpreters,
 //! and `env`, which runs the command after its assignments.
 
-use super::super::shell::{Output, Walker};
-use super::super::word::Field;
-use super::{after_options, inspect, is_option, option_value};
+use super::options::{after_options, is_option, option_value};
+use crate::context::Context;
+use crate::effects_in_code;
+use crate::output::Output;
+use crate::places::Harm;
+use crate::word::Field;
 
 /// `env [-i] [-u NAME] [NAME=VALUE]… [-S STRING] CMD …`.
-pub(super) fn env(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
+pub(super) fn env(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Output {
     if let Some(split) = option_value(args, &["-S", "--split-string"]) {
         return w.nested_shell(&split, &[]);
     }
@@ -18,11 +21,11 @@ pub(super) fn env(w: &mut Walker, args: &[Field], stdin: &Output) -> Output {
     {
         at += 1;
     }
-    inspect(w, &args[at..], stdin)
+    w.inspect(&args[at..], stdin)
 }
 
 /// `bash -c SCRIPT`, `bash` reading its input, `bash FILE`.
-pub(super) fn shell(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) -> Output {
+pub(super) fn shell(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) -> Output {
     let mut at = 0;
     let mut command_mode = false;
     while let Some(arg) = args.get(at) {
@@ -72,7 +75,7 @@ enum Language {
     Other,
 }
 
-fn run_stdin(w: &mut Walker, name: &str, stdin: &Output, language: Language) {
+fn run_stdin(w: &mut dyn Context, name: &str, stdin: &Output, language: Language) {
     match stdin {
         Output::Decoded => w.block(format!(
             "it pipes decoded data into {name} (an encoded payload oi cannot read)"
@@ -92,7 +95,7 @@ fn run_stdin(w: &mut Walker, name: &str, stdin: &Output, language: Language) {
 }
 
 /// `source FILE`, `bash FILE`: blocked when the file is decoded data (`<(… | base64 -d)`).
-pub(super) fn run_file(w: &mut Walker, name: &str, file: Option<&Field>, stdin: &Output) {
+pub(super) fn run_file(w: &mut dyn Context, name: &str, file: Option<&Field>, stdin: &Output) {
     let Some(file) = file else { return };
     if file.decoded() {
         w.block(format!(
@@ -103,9 +106,38 @@ pub(super) fn run_file(w: &mut Walker, name: &str, file: Option<&Field>, stdin: 
     }
 }
 
+/// Code given on a command line with arguments after it (`perl -e CODE ~`, `python3 -c CODE
+/// /`, `python3 - ~ <<EOF`): blocked when the code deletes files and an argument is a
+/// protected place (the code deletes what it is handed).
+fn code_with_arguments(w: &mut dyn Context, name: &str, code: &str, arguments: &[Field]) {
+    if !effects_in_code::deletes(code) {
+        return;
+    }
+    for argument in arguments.iter().filter(|a| !is_option(a)) {
+        for pattern in w.targets(argument) {
+            if let Some(what) = w.places().protected(&pattern, Harm::Delete) {
+                w.block(format!(
+                    "it hands {what} (`{}`) to {name} code that deletes files",
+                    argument.shown()
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// The arguments after the option `names` and its value (`-c CODE ARG…`).
+fn after_code<'a>(args: &'a [Field], names: &[&str]) -> &'a [Field] {
+    let at = args
+        .iter()
+        .position(|a| a.known().is_some_and(|t| names.contains(&t.as_str())));
+    at.and_then(|at| args.get(at + 2..)).unwrap_or(&[])
+}
+
 /// `python -c CODE`, `python` reading its input.
-pub(super) fn python(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
+pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) {
     if let Some(code) = option_value(args, &["-c"]) {
+        code_with_arguments(w, name, &code.rendered(), after_code(args, &["-c"]));
         if code.decoded() {
             w.block(format!(
                 "it runs decoded code with {name} -c (an encoded payload oi cannot read)"
@@ -119,6 +151,9 @@ pub(super) fn python(w: &mut Walker, name: &str, args: &[Field], stdin: &Output)
     match args.get(at) {
         None => run_stdin(w, name, stdin, Language::Python),
         Some(file) if file.is("-") || file.is("/dev/stdin") => {
+            if let Output::Literal(code) = stdin {
+                code_with_arguments(w, name, code, &args[at + 1..]);
+            }
             run_stdin(w, name, stdin, Language::Python);
         }
         Some(file) if file.decoded() => w.block(format!(
@@ -129,13 +164,14 @@ pub(super) fn python(w: &mut Walker, name: &str, args: &[Field], stdin: &Output)
 }
 
 /// `perl -e CODE`, `node -e CODE`, …: the shell commands in its strings.
-pub(super) fn interpreter(w: &mut Walker, name: &str, args: &[Field], stdin: &Output) {
-    let code = option_value(
-        args,
-        &[
-            "-e", "-E", "-c", "-r", "--eval", "-Command", "-command", "-p",
-        ],
-    );
+pub(super) fn interpreter(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Output) {
+    let names = [
+        "-e", "-E", "-c", "-r", "--eval", "-Command", "-command", "-p",
+    ];
+    let code = option_value(args, &names);
+    if let Some(code) = &code {
+        code_with_arguments(w, name, &code.rendered(), after_code(args, &names));
+    }
     match code {
         Some(code) if code.decoded() => w.block(format!(
             "it runs decoded code with {name} (an encoded payload oi cannot read)"

@@ -2,13 +2,21 @@
 //! looked through, code handed to shells and interpreters is read in turn, and the commands
 //! that destroy data are checked against the protected places.
 
-use super::places::{self, Harm};
+mod disks;
+mod effects;
 mod fan_out;
+mod movers;
+mod options;
 mod printing;
 mod runners;
 
-use super::shell::{Output, Walker};
-use super::word::{Field, Seg};
+use crate::context::Context;
+use crate::output::Output;
+use crate::places::{self, Harm};
+use crate::word::Field;
+
+use effects::{delete_targets, disk_write};
+use options::{after_options, is_option, join_fields, option_value, strip_field_prefix};
 
 /// Shells: `-c` takes a script, no script means standard input.
 const SHELLS: &[&str] = &[
@@ -108,7 +116,7 @@ const WRAPPERS: &[(&str, &[&str])] = &[
 ];
 
 /// Judges one command; returns what it writes to standard output.
-pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output {
+pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Output {
     let Some((program, args)) = argv.split_first() else {
         return Output::Unknown;
     };
@@ -196,7 +204,30 @@ pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output 
             }
             passed_on(stdin)
         }
-        "cp" | "mv" | "install" | "ddrescue" | "pv" => {
+        "tar" | "bsdtar" | "gtar" => {
+            movers::tar(w, args);
+            passed_on(stdin)
+        }
+        "zip" => {
+            movers::zip(w, args);
+            Output::Unknown
+        }
+        "rsync" => {
+            movers::rsync(w, args);
+            Output::Unknown
+        }
+        "git" => {
+            movers::git(w, args);
+            Output::Unknown
+        }
+        "mv" => {
+            movers::mv(w, args);
+            if let Some(last) = args.iter().rfind(|a| !is_option(a)) {
+                disk_write(w, last, "mv … ");
+            }
+            Output::Unknown
+        }
+        "cp" | "install" | "ddrescue" | "pv" => {
             if let Some(last) = args.iter().rfind(|a| !is_option(a)) {
                 disk_write(w, last, &format!("{name} … "));
             }
@@ -232,6 +263,12 @@ pub(crate) fn inspect(w: &mut Walker, argv: &[Field], stdin: &Output) -> Output 
             }) =>
         {
             w.block("it erases or repartitions a disk (`diskutil`)".to_owned());
+            Output::Unknown
+        }
+        _ if disks::formats(&name, args).is_some() => {
+            if let Some(reason) = disks::formats(&name, args) {
+                w.block(reason);
+            }
             Output::Unknown
         }
         _ if name.starts_with("mkfs") || FORMATTERS.contains(&name.as_str()) => {
@@ -296,76 +333,9 @@ fn is_decoder(name: &str, args: &[Field]) -> bool {
     }
 }
 
-fn is_option(field: &Field) -> bool {
-    match field.segs.first() {
-        Some(Seg::Lit(text)) => text.starts_with('-') && text.len() > 1,
-        _ => false,
-    }
-}
-
-/// The index of the first argument after the options (and `--`); options in `with_value`
-/// take the next argument unless written `--opt=value`.
-fn after_options(args: &[Field], with_value: &[&str]) -> usize {
-    let mut at = 0;
-    while let Some(arg) = args.get(at) {
-        let Some(text) = arg.known() else { break };
-        if text == "--" {
-            return at + 1;
-        }
-        if !text.starts_with('-') || text == "-" {
-            break;
-        }
-        at += 1;
-        if with_value.contains(&text.as_str()) {
-            at += 1;
-        }
-    }
-    at.min(args.len())
-}
-
-/// The argument of the first option in `names` (`-c SCRIPT`, `--command=SCRIPT`, `-lc SCRIPT`).
-fn option_value(args: &[Field], names: &[&str]) -> Option<Field> {
-    for (at, arg) in args.iter().enumerate() {
-        let Some(text) = arg.known() else { continue };
-        for name in names {
-            if text == *name {
-                return args.get(at + 1).cloned();
-            }
-            if let Some(value) = text.strip_prefix(&format!("{name}=")) {
-                return Some(Field::lit(value));
-            }
-        }
-    }
-    None
-}
-
-/// Joins fields with spaces, as `eval` does.
-fn join_fields(args: &[Field]) -> Field {
-    let mut joined = Field::default();
-    for (n, arg) in args.iter().enumerate() {
-        if n > 0 {
-            joined.segs.push(Seg::Lit(" ".into()));
-        }
-        joined.segs.extend(arg.segs.iter().cloned());
-    }
-    joined
-}
-
-/// The field without a literal prefix (`of=/dev/sda` → `/dev/sda`).
-fn strip_field_prefix(field: &Field, prefix: &str) -> Option<Field> {
-    let mut segs = field.segs.clone();
-    match segs.first_mut() {
-        Some(Seg::Lit(text)) if text.starts_with(prefix) => {
-            *text = text[prefix.len()..].to_owned();
-            Some(Field { segs })
-        }
-        _ => None,
-    }
-}
-
 /// A program oi cannot name (`$(cmd) -rf /`, `$X …`): blocked when the rest of the command
 /// would be dangerous for `rm`, or it names a disk.
-fn unreadable_program(w: &mut Walker, program: &Field, args: &[Field]) {
+fn unreadable_program(w: &mut dyn Context, program: &Field, args: &[Field]) {
     let recursive = args.iter().any(|a| {
         a.known().is_some_and(|t| {
             t == "--recursive"
@@ -376,7 +346,7 @@ fn unreadable_program(w: &mut Walker, program: &Field, args: &[Field]) {
     for arg in args.iter().filter(|a| !is_option(a)) {
         if recursive {
             for target in w.targets(arg) {
-                if let Some(what) = w.scan.places.protected(&target, Harm::Delete) {
+                if let Some(what) = w.places().protected(&target, Harm::Delete) {
                     w.block(format!(
                         "it runs a command oi cannot read before it runs (`{}`) with a recursive flag on {what} (`{}`)",
                         program.shown(),
@@ -398,7 +368,7 @@ fn unreadable_program(w: &mut Walker, program: &Field, args: &[Field]) {
 }
 
 /// `rm`: a recursive delete of a protected place.
-fn remove(w: &mut Walker, args: &[Field]) {
+fn remove(w: &mut dyn Context, args: &[Field]) {
     let mut recursive = false;
     let mut targets = Vec::new();
     let mut options_done = false;
@@ -421,31 +391,8 @@ fn remove(w: &mut Walker, args: &[Field]) {
     }
 }
 
-/// Blocks when one of `targets` is protected from deletion; `shown` writes the command.
-fn delete_targets(w: &mut Walker, targets: &[&Field], shown: &dyn Fn(&Field) -> String) {
-    for target in targets {
-        for pattern in w.targets(target) {
-            if let Some(what) = w.scan.places.protected(&pattern, Harm::Delete) {
-                w.block(deletes(what, &shown(target), target.has_unknown()));
-                return;
-            }
-        }
-    }
-}
-
-/// The reason for blocking a recursive delete of `target`.
-fn deletes(what: &str, command: &str, unknown: bool) -> String {
-    if unknown {
-        format!(
-            "it recursively deletes a path oi cannot know before the code runs, which may be {what} (`{command}`)"
-        )
-    } else {
-        format!("it recursively deletes {what} (`{command}`)")
-    }
-}
-
 /// `chmod -R`, `chown -R`, `chgrp -R` of a protected place (the working directory is allowed).
-fn change_owner_or_mode(w: &mut Walker, name: &str, args: &[Field]) {
+fn change_owner_or_mode(w: &mut dyn Context, name: &str, args: &[Field]) {
     let recursive = args.iter().any(|a| {
         a.known().is_some_and(|t| {
             t == "--recursive" || (t.starts_with('-') && !t.starts_with("--") && t.contains('R'))
@@ -464,7 +411,7 @@ fn change_owner_or_mode(w: &mut Walker, name: &str, args: &[Field]) {
     let skip = usize::from(!reference);
     for target in operands.iter().skip(skip) {
         for pattern in w.targets(target) {
-            if let Some(what) = w.scan.places.protected(&pattern, Harm::Permissions) {
+            if let Some(what) = w.places().protected(&pattern, Harm::Permissions) {
                 w.block(format!(
                     "it recursively changes the owner or mode of {what} (`{name} -R … {}`)",
                     target.shown()
@@ -480,17 +427,4 @@ fn is_mode(field: &Field) -> bool {
     field.known().is_some_and(|t| {
         t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| "rwxXst".contains(c))
     })
-}
-
-/// Blocks writing onto a disk device.
-fn disk_write(w: &mut Walker, target: &Field, how: &str) {
-    if target.starts_unknown() {
-        return;
-    }
-    if w.targets(target).iter().any(places::is_disk) {
-        w.block(format!(
-            "it overwrites a disk device (`{how}{}`)",
-            target.shown()
-        ));
-    }
 }

@@ -1,8 +1,7 @@
 //! Backslash escapes as the shell reads them: unquoted, inside double quotes, and in `$'…'`,
 //! `echo -e` and `printf`.
 
-use super::shell::collapse;
-use super::word::{Quoting, Tok, Word};
+use crate::word::{Quoting, Tok, Word, collapse};
 
 /// Pushes unquoted source text: a backslash quotes the next character.
 pub(crate) fn push_bare(word: &mut Word, text: &str) {

@@ -3,15 +3,22 @@
 //! each literal is read as a shell script. Best effort: a command assembled from pieces at run
 //! time is not seen.
 
-use super::scan::Scan;
-use super::shell::Env;
+use crate::effects_in_code;
+use crate::env::Env;
+use crate::scan::Scan;
 
 /// Reads the string literals of `source` as shell scripts.
 pub(crate) fn read(scan: &mut Scan, source: &str) {
     if source.to_lowercase().contains("format c:") {
         scan.block("it formats a disk (`format c:`)".to_owned());
     }
-    for literal in string_literals(source) {
+    let literals = string_literals(source);
+    if let Some(what) = effects_in_code::deleted_place(scan.places, source, &literals) {
+        scan.block(format!(
+            "it calls a library function that deletes files on {what}"
+        ));
+    }
+    for literal in literals {
         if literal.contains(char::is_whitespace) || literal.contains("(){") {
             let env = Env::new(scan.places);
             scan.shell(&literal, env);

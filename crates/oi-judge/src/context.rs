@@ -1,0 +1,43 @@
+//! What judging one command needs from the reader it was found by (the shell walker): the
+//! protected places, where a path points from the script's working directory, a way to block,
+//! and a way to read the code the command hands on. `programs` judges commands through it, so
+//! it does not depend on the shell reader.
+
+use crate::output::Output;
+use crate::places::{Pattern, Places};
+use crate::word::Field;
+
+/// The reader a command was found by.
+pub(crate) trait Context {
+    /// Records a hard-deny reason.
+    fn block(&mut self, reason: String);
+
+    /// The path patterns `field` may name, relative to every directory the script may be in.
+    fn targets(&self, field: &Field) -> Vec<Pattern>;
+
+    /// As [`Context::targets`], for text with [`crate::places::UNKNOWN`] markers.
+    fn targets_text(&self, text: &str) -> Vec<Pattern>;
+
+    /// The working directory, when only one is possible.
+    fn cwd(&self) -> Option<String>;
+
+    /// `cd`/`pushd`/`popd`: the script may now be in the new directory, or (if `cd` failed)
+    /// still in the old one.
+    fn change_directory(&mut self, target: Option<&Field>);
+
+    /// Reads `script` as a nested shell script (`sh -c`, `eval`), with `positional` as `$0`,
+    /// `$1`, ….
+    fn nested_shell(&mut self, script: &Field, positional: &[Field]) -> Output;
+
+    /// Reads `code` as nested Python (`python -c`).
+    fn nested_python(&mut self, code: &Field);
+
+    /// Reads `code` as nested code of another language (`perl -e`, `node -e`).
+    fn nested_foreign(&mut self, code: &Field);
+
+    /// The protected places.
+    fn places(&self) -> &Places;
+
+    /// Judges a command this command runs (`xargs rm`, `find -exec`, `timeout 5 rm`).
+    fn inspect(&mut self, argv: &[Field], stdin: &Output) -> Output;
+}

@@ -1,0 +1,97 @@
+//! Code in a language oi does not parse (Perl, Ruby, JavaScript, PHP, …) and code handed its
+//! arguments by a command line: a recursive delete is recognised by the library calls that
+//! do it and the places they are pointed at (a protected literal path, the home directory
+//! however the language spells it, or a protected argument on the command line).
+
+use crate::places::{self, Harm, Places};
+
+/// Names of library calls (and shell commands inside strings) that delete files or trees.
+const DELETERS: &[&str] = &[
+    "rmtree",
+    "remove_tree",
+    "rm_rf",
+    "rm_r",
+    "rmSync",
+    "rmdirSync",
+    "rimraf",
+    "fs.rm",
+    "fsPromises.rm",
+    "Remove-Item",
+    "remove_dir_all",
+    "deltree",
+    "unlink",
+    "rmdir",
+    "removedirs",
+    "os.remove",
+    "FileUtils.rm",
+    "File::Path",
+    "rm -r",
+    "rm -f",
+    "rm -R",
+    "unlink(",
+    "delete_all",
+    "Delete(",
+    "shred",
+];
+
+/// How languages spell the home directory.
+const HOME_SPELLINGS: &[&str] = &[
+    "Dir.home",
+    "homedir()",
+    "$ENV{HOME}",
+    "$ENV{'HOME'}",
+    "$ENV{\"HOME\"}",
+    "ENV['HOME']",
+    "ENV[\"HOME\"]",
+    "ENV.fetch('HOME')",
+    "process.env.HOME",
+    "process.env['HOME']",
+    "Deno.env.get(\"HOME\")",
+    "getenv('HOME')",
+    "getenv(\"HOME\")",
+    "expanduser",
+    "Path.home",
+    "USERPROFILE",
+    "$env:HOME",
+    "File.expand_path('~')",
+    "File.expand_path(\"~\")",
+    "path.expand(\"~\")",
+    "Sys.getenv(\"HOME\")",
+    "\"~\"",
+    "'~'",
+    "\"~/\"",
+    "'~/'",
+];
+
+/// Whether `code` calls something that deletes files.
+pub(crate) fn deletes(code: &str) -> bool {
+    DELETERS.iter().any(|name| code.contains(name))
+}
+
+/// The protected place `code` deletes, if it calls a deleter and names one (`literals` are
+/// its string literals).
+pub(crate) fn deleted_place(places: &Places, code: &str, literals: &[String]) -> Option<String> {
+    if !deletes(code) {
+        return None;
+    }
+    if HOME_SPELLINGS.iter().any(|home| code.contains(home)) {
+        return Some("your home directory".to_owned());
+    }
+    literals
+        .iter()
+        .filter(|l| (l.starts_with('/') || l.starts_with('~')) && !l.contains(char::is_whitespace))
+        .find_map(|literal| {
+            let text = match (literal.strip_prefix('~'), places.home()) {
+                (Some(rest), Some(home)) => format!("{home}{rest}"),
+                _ => literal.clone(),
+            };
+            let text = places::unalias(&text);
+            let pattern = places::pattern(
+                &text,
+                places.cwd().map(|c| places::pattern(&c, None)).as_ref(),
+            );
+            places
+                .protected(&pattern, Harm::Delete)
+                .map(|what| format!("{what} (`{literal}`)"))
+        })
+}

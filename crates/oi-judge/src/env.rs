@@ -1,0 +1,60 @@
+//! What a shell script knows at one point: its variables and the directories it may be in.
+
+use std::collections::HashMap;
+
+use crate::places::Places;
+use crate::word::{Field, Seg};
+
+/// Variables and working directories known at a point of the script.
+#[derive(Debug, Clone)]
+pub(crate) struct Env {
+    pub(crate) vars: HashMap<String, Vec<Vec<Seg>>>,
+    /// The directories the script may be in (`None`: unknown).
+    pub(crate) cwds: Vec<Option<String>>,
+    pub(crate) home: Option<String>,
+    /// How many conditional constructs (if, loops, `&&`, …) enclose the current statement.
+    pub(crate) conditional: usize,
+}
+
+impl Env {
+    /// The environment at the start of a block: `HOME` and `PWD` known.
+    pub(crate) fn new(places: &Places) -> Env {
+        let mut vars = HashMap::new();
+        let home = places.home();
+        if let Some(home) = &home {
+            vars.insert("HOME".to_owned(), vec![vec![Seg::Lit(home.clone())]]);
+        }
+        let cwd = places.cwd();
+        if let Some(cwd) = &cwd {
+            vars.insert("PWD".to_owned(), vec![vec![Seg::Lit(cwd.clone())]]);
+        }
+        Env {
+            vars,
+            cwds: vec![cwd],
+            home,
+            conditional: 0,
+        }
+    }
+
+    /// This environment with the positional parameters `$0`, `$1`, … set (for `sh -c`).
+    pub(crate) fn with_positional(mut self, args: &[Field]) -> Env {
+        for key in ["@", "*", "#"] {
+            self.vars.remove(key);
+        }
+        for (n, arg) in args.iter().enumerate() {
+            self.vars.insert(n.to_string(), vec![arg.segs.clone()]);
+        }
+        let all: Vec<Seg> = args
+            .iter()
+            .skip(1)
+            .enumerate()
+            .flat_map(|(i, a)| {
+                let space = (i > 0).then(|| Seg::Lit(" ".into()));
+                space.into_iter().chain(a.segs.clone())
+            })
+            .collect();
+        self.vars.insert("@".to_owned(), vec![all.clone()]);
+        self.vars.insert("*".to_owned(), vec![all]);
+        self
+    }
+}

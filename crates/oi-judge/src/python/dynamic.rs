@@ -1,0 +1,224 @@
+//! Python that reaches functions by name at run time (`getattr(os, 'sys'+'tem')`,
+//! `__import__('o'+'s')`, `importlib.import_module`, `vars(os)[…]`, `ctypes`), loops that
+//! never end while they fork, and walks of a directory that delete what they find.
+//!
+//! A dynamic lookup whose name oi can evaluate is followed like the plain call; one it
+//! cannot evaluate (or `ctypes`, which calls into C) makes the reading "cannot tell".
+
+use tree_sitter::Node;
+
+use crate::scan::Limit;
+
+use super::reader::{Binding, Reader, Value, arguments};
+
+/// Modules whose functions run commands, delete files or fork.
+const POWERFUL: &[&str] = &[
+    "os",
+    "posix",
+    "nt",
+    "shutil",
+    "subprocess",
+    "pty",
+    "ctypes",
+    "builtins",
+    "importlib",
+    "multiprocessing",
+    "pathlib",
+];
+
+/// Calls that delete the path they are given (or, as methods, the object they are called on).
+const DELETERS: &[&str] = &[
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.removedirs",
+    "shutil.rmtree",
+    "pathlib.Path.unlink",
+    "pathlib.Path.rmdir",
+];
+
+/// Methods that delete their object (`p.unlink()`).
+const DELETING_METHODS: &[&str] = &["unlink", "rmdir", "rmtree"];
+
+/// Calls that list a directory tree (their first argument is the directory).
+const WALKERS: &[&str] = &[
+    "os.walk",
+    "os.fwalk",
+    "os.listdir",
+    "os.scandir",
+    "glob.glob",
+    "glob.iglob",
+];
+
+/// Methods that list the tree under their object (`Path.home().rglob('*')`).
+const WALKING_METHODS: &[&str] = &["rglob", "glob", "iterdir", "walk"];
+
+impl<'t> Reader<'_, '_, 't> {
+    /// The module or function a dynamic lookup names (`__import__('os')` → `os`,
+    /// `getattr(os, 'system')` → `os.system`); marks the reading unsure when the name cannot
+    /// be evaluated.
+    pub(super) fn dynamic_name(&self, node: Node, depth: usize) -> Option<String> {
+        match node.kind() {
+            "call" => {
+                let function = node.child_by_field_name("function")?;
+                let name = self.qualified_at(function, depth + 1)?;
+                let arguments = arguments(node);
+                match name.as_str() {
+                    "__import__" | "builtins.__import__" | "importlib.import_module" => {
+                        let module = self.known_string(*arguments.first()?);
+                        if module.is_none() {
+                            self.unsure("imports a module whose name is computed at run time");
+                        }
+                        module
+                    }
+                    "getattr" | "builtins.getattr" => {
+                        let object = self.qualified_at(*arguments.first()?, depth + 1)?;
+                        let attribute = arguments.get(1).and_then(|a| self.known_string(*a));
+                        let root = object.split('.').next().unwrap_or(&object);
+                        match attribute {
+                            Some(attribute) => Some(format!("{object}.{attribute}")),
+                            None if POWERFUL.contains(&root) => {
+                                self.unsure("looks up a function of a powerful module by a name computed at run time (getattr)");
+                                None
+                            }
+                            None => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            "identifier" => {
+                let bindings = self.names.get(self.text(node))?;
+                match bindings.as_slice() {
+                    [Binding::Is(value)] if depth < 4 && value.kind() == "call" => {
+                        self.dynamic_name(*value, depth + 1)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The one known string `node` evaluates to.
+    fn known_string(&self, node: Node) -> Option<String> {
+        match self.values(node, 0).as_slice() {
+            [Value::Str(field)] => field.known(),
+            _ => None,
+        }
+    }
+
+    /// Marks the reading "cannot tell".
+    fn unsure(&self, what: &'static str) {
+        self.scan.exceed(Limit::Dynamic(what));
+    }
+
+    /// Calls oi cannot follow: through `ctypes`, or a function taken out of a module's
+    /// namespace (`vars(os)[…]`, `os.__dict__[…]`, `globals()[…]`).
+    pub(super) fn opaque_call(&self, call: Node, name: &str) {
+        if name == "ctypes" || name.starts_with("ctypes.") {
+            self.unsure("calls C functions through ctypes");
+            return;
+        }
+        let Some(function) = call.child_by_field_name("function") else {
+            return;
+        };
+        if function.kind() != "subscript" {
+            return;
+        }
+        let Some(value) = function.child_by_field_name("value") else {
+            return;
+        };
+        let namespace = match value.kind() {
+            "attribute" => value
+                .child_by_field_name("attribute")
+                .is_some_and(|a| self.text(a) == "__dict__"),
+            "call" => value
+                .child_by_field_name("function")
+                .is_some_and(|f| matches!(self.text(f), "vars" | "globals" | "locals" | "dir")),
+            _ => false,
+        };
+        if namespace {
+            self.unsure(
+                "calls a function taken out of a namespace by name (vars, __dict__, globals)",
+            );
+        }
+    }
+
+    /// Whether the `for` loop's iterable never ends (`itertools.count()`, `cycle`, `repeat(x)`,
+    /// `iter(f, sentinel)`).
+    pub(super) fn endless_iterable(&self, iterable: Node) -> bool {
+        if iterable.kind() != "call" {
+            return false;
+        }
+        let Some(name) = iterable
+            .child_by_field_name("function")
+            .and_then(|f| self.qualified(f))
+        else {
+            return false;
+        };
+        let count = arguments(iterable).len();
+        match name.as_str() {
+            "itertools.count" | "itertools.cycle" => true,
+            "itertools.repeat" => count == 1,
+            "iter" | "builtins.iter" => count == 2,
+            _ => false,
+        }
+    }
+
+    /// A loop over a listing of a directory tree whose body deletes: the directory is deleted.
+    pub(super) fn walk_delete(&mut self, iterable: Node, body: Node, at: Node) {
+        let Some((directory, narrowed)) = self.walked(iterable) else {
+            return;
+        };
+        if !narrowed && self.deletes_in(body) {
+            self.deleted(directory, at);
+        }
+    }
+
+    /// The directory a listing call walks, and whether its pattern narrows what it finds.
+    fn walked(&self, iterable: Node<'t>) -> Option<(Node<'t>, bool)> {
+        if iterable.kind() != "call" {
+            return None;
+        }
+        let function = iterable.child_by_field_name("function")?;
+        let arguments = arguments(iterable);
+        let name = self.qualified(function).unwrap_or_default();
+        if WALKERS.contains(&name.as_str()) {
+            return Some((*arguments.first()?, false));
+        }
+        let method = function.child_by_field_name("attribute")?;
+        if function.kind() != "attribute" || !WALKING_METHODS.contains(&self.text(method)) {
+            return None;
+        }
+        let narrowed = arguments
+            .first()
+            .and_then(|p| self.known_string(*p))
+            .is_some_and(|p| !crate::places::wildcard_all(p.trim_start_matches("**/")));
+        Some((function.child_by_field_name("object")?, narrowed))
+    }
+
+    /// Whether `body` calls something that deletes files.
+    fn deletes_in(&self, body: Node) -> bool {
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            if node.kind() == "call" {
+                if let Some(function) = node.child_by_field_name("function") {
+                    let name = self.qualified(function).unwrap_or_default();
+                    let method = (function.kind() == "attribute")
+                        .then(|| function.child_by_field_name("attribute"))
+                        .flatten()
+                        .map(|a| self.text(a));
+                    if DELETERS.contains(&name.as_str())
+                        || method.is_some_and(|m| DELETING_METHODS.contains(&m))
+                    {
+                        return true;
+                    }
+                }
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        false
+    }
+}

@@ -1,0 +1,60 @@
+//! The state of reading one Python block, and what an expression may evaluate to.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use crate::scan::Scan;
+use crate::word::Field;
+
+/// The most values one expression is followed with.
+pub(super) const MAX_VALUES: usize = 16;
+
+/// How deep names are followed through assignments.
+pub(super) const MAX_NAME_DEPTH: usize = 8;
+
+/// What an expression may evaluate to.
+#[derive(Debug, Clone)]
+pub(super) enum Value {
+    /// A string (or path), possibly with unknown parts.
+    Str(Field),
+    /// A list or tuple of such strings.
+    List(Vec<Field>),
+    /// Anything else.
+    Unknown,
+}
+
+/// The reader of one Python block.
+pub(super) struct Reader<'s, 'p, 't> {
+    pub(super) scan: &'s mut Scan<'p>,
+    pub(super) src: &'s str,
+    /// Local names of imported modules and functions → their qualified names.
+    pub(super) aliases: HashMap<String, String>,
+    /// Names → the expressions assigned to them (anywhere in the block).
+    pub(super) names: HashMap<String, Vec<Binding<'t>>>,
+}
+
+/// How a name got its value.
+#[derive(Clone, Copy)]
+pub(super) enum Binding<'t> {
+    /// `name = expr`, `with expr as name`.
+    Is(Node<'t>),
+    /// `for name in expr`.
+    ElementOf(Node<'t>),
+}
+
+/// The positional arguments of a call.
+pub(super) fn arguments(call: Node) -> Vec<Node> {
+    let Some(list) = call.child_by_field_name("arguments") else {
+        return Vec::new();
+    };
+    let mut cursor = list.walk();
+    list.named_children(&mut cursor)
+        .filter(|a| {
+            !matches!(
+                a.kind(),
+                "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"
+            )
+        })
+        .collect()
+}

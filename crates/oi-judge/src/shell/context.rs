@@ -1,0 +1,107 @@
+//! The walker as the [`Context`] a command is judged in: where its paths point, what it may
+//! block, and how nested code is read.
+
+use crate::context::Context;
+use crate::output::Output;
+use crate::places::{self, Pattern, Places};
+use crate::programs;
+use crate::word::Field;
+
+use super::walker::{MAX_ALTERNATIVES, Walker};
+
+impl Context for Walker<'_, '_> {
+    /// Records a hard-deny reason.
+    fn block(&mut self, reason: String) {
+        self.scan.block(reason);
+    }
+
+    /// The path patterns `field` may name, relative to every directory the script may be in.
+    fn targets(&self, field: &Field) -> Vec<Pattern> {
+        self.targets_text(&field.pattern_text())
+    }
+
+    /// As [`Walker::targets`], for text with [`places::UNKNOWN`] markers.
+    fn targets_text(&self, text: &str) -> Vec<Pattern> {
+        let unaliased = places::unalias(text);
+        let text = unaliased.as_str();
+        if text.starts_with('/') || text.starts_with(places::UNKNOWN) {
+            return vec![places::pattern(text, None)];
+        }
+        self.env
+            .cwds
+            .iter()
+            .map(|cwd| {
+                let base = cwd.as_deref().map(|c| places::pattern(c, None));
+                places::pattern(text, base.as_ref())
+            })
+            .collect()
+    }
+
+    /// The working directory, when only one is possible.
+    fn cwd(&self) -> Option<String> {
+        match self.env.cwds.as_slice() {
+            [Some(cwd)] => Some(cwd.clone()),
+            _ => None,
+        }
+    }
+
+    /// `cd`/`pushd`/`popd`: the script may now be in the new directory, or (if `cd` failed)
+    /// still in the old one.
+    fn change_directory(&mut self, target: Option<&Field>) {
+        let home = self.env.home.clone();
+        let new: Vec<Option<String>> = match target
+            .map(|t| (t.known().map(|k| places::unalias(&k)), t))
+        {
+            None => vec![home],
+            Some((Some(text), _)) if text == "-" => vec![None],
+            Some((Some(text), _)) if text.starts_with('/') => vec![Some(places::normalise(&text))],
+            Some((Some(text), _)) => self
+                .env
+                .cwds
+                .iter()
+                .map(|cwd| {
+                    cwd.as_ref()
+                        .map(|c| places::normalise(&format!("{c}/{text}")))
+                })
+                .collect(),
+            Some((None, _)) => vec![None],
+        };
+        for dir in &new {
+            if !self.env.cwds.contains(dir) {
+                self.env.cwds.push(dir.clone());
+            }
+        }
+        if self.env.cwds.len() > MAX_ALTERNATIVES {
+            self.env.cwds = vec![None];
+        }
+        self.last_cd = Some(new);
+    }
+
+    /// Reads `source` as a nested shell script (`sh -c`, `eval`, a here-document fed to `bash`),
+    /// with unknown parts of `script` as unknown variables and `positional` as `$0`, `$1`, ….
+    fn nested_shell(&mut self, script: &Field, positional: &[Field]) -> Output {
+        let mut env = self.env.clone();
+        if !positional.is_empty() {
+            env = env.with_positional(positional);
+        }
+        self.scan.shell(&script.rendered(), env)
+    }
+
+    /// Reads `code` as nested Python (`python -c`).
+    fn nested_python(&mut self, code: &Field) {
+        self.scan.python(&code.rendered());
+    }
+
+    /// Reads `code` as nested code of another language (`perl -e`, `node -e`).
+    fn nested_foreign(&mut self, code: &Field) {
+        self.scan.foreign(&code.rendered());
+    }
+
+    fn places(&self) -> &Places {
+        self.scan.places
+    }
+
+    fn inspect(&mut self, argv: &[Field], stdin: &Output) -> Output {
+        programs::inspect(self, argv, stdin)
+    }
+}
