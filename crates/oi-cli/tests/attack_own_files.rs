@@ -31,7 +31,7 @@ fn sandbox_works(test: &str) -> bool {
         std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
         "OI_TEST_REQUIRE_ALL=1 but {test} cannot run: the kernel cannot sandbox ({support})"
     );
-    eprintln!("skipped {test}: the kernel cannot enforce the sandbox ({support})");
+    oi_testkit::skipped!("skipped {test}: the kernel cannot enforce the sandbox ({support})");
     false
 }
 

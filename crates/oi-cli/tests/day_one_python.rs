@@ -15,7 +15,7 @@ fn have_python() -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("python3").is_file()));
     if !found {
-        eprintln!("skipped: python3 is not installed");
+        oi_testkit::skipped!("skipped: python3 is not installed");
     }
     found
 }

@@ -94,7 +94,7 @@ fn have(program: &str, test: &str) -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()));
     if !found {
-        eprintln!("skipped {test}: `{program}` is not installed");
+        oi_testkit::skipped!("skipped {test}: `{program}` is not installed");
     }
     found
 }
@@ -104,7 +104,7 @@ fn sandbox_works(test: &str) -> bool {
     let support = oi_computer::probe();
     let works = support.filesystem() && support.seccomp;
     if !works {
-        eprintln!("skipped {test}: this kernel cannot enforce the sandbox ({support})");
+        oi_testkit::skipped!("skipped {test}: this kernel cannot enforce the sandbox ({support})");
     }
     works
 }
@@ -222,7 +222,7 @@ fn code_cannot_type_into_oi_terminal_or_answer_its_prompt() {
         let mut session = match rexpect::session::spawn_command(command, Some(20_000)) {
             Ok(session) => session,
             Err(e) => {
-                eprintln!("skipped tiocsti: no pseudo-terminal ({e})");
+                oi_testkit::skipped!("skipped tiocsti: no pseudo-terminal ({e})");
                 return;
             }
         };
@@ -488,7 +488,7 @@ time.sleep(600)
         let mut session = match rexpect::session::spawn_command(command, Some(20_000)) {
             Ok(session) => session,
             Err(e) => {
-                eprintln!("skipped escape on reset: no pseudo-terminal ({e})");
+                oi_testkit::skipped!("skipped escape on reset: no pseudo-terminal ({e})");
                 return;
             }
         };
@@ -647,7 +647,7 @@ fn deny_network_keeps_code_from_a_unix_socket_listener() {
     }
     let support = oi_computer::probe();
     if !support.network() {
-        eprintln!("skipped unix socket: no seccomp ({support})");
+        oi_testkit::skipped!("skipped unix socket: no seccomp ({support})");
         return;
     }
     let s = setup();
@@ -706,7 +706,7 @@ fn running_as_root() -> bool {
 #[test]
 fn an_unprivileged_user_gets_the_same_containment() {
     if !running_as_root() || !have("setpriv", "unprivileged") {
-        eprintln!(
+        oi_testkit::skipped!(
             "skipped an_unprivileged_user_gets_the_same_containment: needs root and setpriv to become nobody"
         );
         return;
@@ -725,7 +725,7 @@ fn an_unprivileged_user_gets_the_same_containment() {
         ])
         .status();
     if !probe.is_ok_and(|s| s.success()) {
-        eprintln!(
+        oi_testkit::skipped!(
             "skipped an_unprivileged_user_gets_the_same_containment: user namespaces are not available to nobody here"
         );
         return;

@@ -233,7 +233,7 @@ async fn the_process_limit_counts_processes_that_left_the_group() {
 async fn sandboxed_code_sees_only_its_own_processes() {
     let support = probe();
     if !support.filesystem() || support.namespaces == NamespaceSupport::Unavailable {
-        eprintln!("skipped sandboxed_code_sees_only_its_own_processes: {support}");
+        oi_testkit::skipped!("skipped sandboxed_code_sees_only_its_own_processes: {support}");
         return;
     }
     if !have("python3", "own_processes") {
@@ -340,7 +340,7 @@ const LANGUAGES: [(&str, &str, &str, &str, &str, &str); 5] = [
 async fn stop_interrupts_every_language_running_as_pid_1_and_keeps_its_state() {
     let support = probe();
     if !support.filesystem() || support.namespaces == NamespaceSupport::Unavailable {
-        eprintln!("skipped stop_interrupts_every_language_running_as_pid_1: {support}");
+        oi_testkit::skipped!("skipped stop_interrupts_every_language_running_as_pid_1: {support}");
         return;
     }
     let ws = workspace();
@@ -372,7 +372,7 @@ async fn stop_interrupts_every_language_running_as_pid_1_and_keeps_its_state() {
 async fn orphans_of_a_pid_1_session_do_not_count_or_linger() {
     let support = probe();
     if !support.filesystem() || support.namespaces == NamespaceSupport::Unavailable {
-        eprintln!("skipped orphans_of_a_pid_1_session: {support}");
+        oi_testkit::skipped!("skipped orphans_of_a_pid_1_session: {support}");
         return;
     }
     if !have("python3", "orphans") {
@@ -413,7 +413,7 @@ print("alive", zombies >= 20)
 async fn sandbox_off_keeps_root_powers() {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 || !have("mount", "sandbox_off_keeps_root_powers") {
-        eprintln!("skipped sandbox_off_keeps_root_powers: not root");
+        oi_testkit::skipped!("skipped sandbox_off_keeps_root_powers: not root");
         return;
     }
     let c = LocalComputer::new();

@@ -29,7 +29,7 @@ fn py(path: &Path) -> String {
 fn sandboxed(ws: &Path) -> Option<LocalComputer> {
     let support = probe();
     if !support.filesystem() || !support.seccomp {
-        eprintln!("skipped: no Landlock or seccomp here ({support})");
+        oi_testkit::skipped!("skipped: no Landlock or seccomp here ({support})");
         return None;
     }
     Some(
@@ -144,7 +144,7 @@ async fn terminal_injection_is_refused_in_every_mode() {
         return;
     }
     let Some((_master, slave)) = open_pty() else {
-        eprintln!("skipped terminal_injection_is_refused_in_every_mode: no pty");
+        oi_testkit::skipped!("skipped terminal_injection_is_refused_in_every_mode: no pty");
         return;
     };
     let ws = workspace();
@@ -228,7 +228,7 @@ impl NonBlocking for std::fs::OpenOptions {
 async fn pathname_unix_sockets_are_unreachable_without_network() {
     let support = probe();
     if !support.network() || !have("python3", "unix_sockets") {
-        eprintln!("skipped pathname_unix_sockets_are_unreachable_without_network ({support})");
+        oi_testkit::skipped!("skipped pathname_unix_sockets_are_unreachable_without_network ({support})");
         return;
     }
     let dir = workspace();
@@ -309,7 +309,7 @@ print("workspace writable")
 async fn oi_directories_inside_the_workspace_stay_read_only() {
     let support = probe();
     if !support.filesystem() || !have("python3", "oi_directories") {
-        eprintln!("skipped oi_directories_inside_the_workspace_stay_read_only ({support})");
+        oi_testkit::skipped!("skipped oi_directories_inside_the_workspace_stay_read_only ({support})");
         return;
     }
     let mut variants = vec![(

@@ -40,7 +40,7 @@ async fn html_yields_the_three_chunks() {
         assert_eq!(out[2].format.as_deref(), Some("base64.png"));
         assert!(out[2].content.as_text().unwrap().starts_with("iVBORw0KGgo"));
     } else {
-        eprintln!("screenshot part skipped: no headless Chromium installed");
+        oi_testkit::skipped!("screenshot part skipped: no headless Chromium installed");
         let note = out[2].content.as_text().unwrap();
         assert!(
             note.contains("no screenshot") && note.contains("Chromium"),

@@ -17,7 +17,7 @@ fn has_node() -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!("skipped: node is not installed");
+        oi_testkit::skipped!("skipped: node is not installed");
     }
     ok
 }

@@ -32,7 +32,7 @@ async fn each_run_takes_the_policy_it_is_given() {
             std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
             "OI_TEST_REQUIRE_ALL=1 but the kernel cannot sandbox files: {support}"
         );
-        eprintln!("skipped: the kernel cannot sandbox files here ({support})");
+        oi_testkit::skipped!("skipped: the kernel cannot sandbox files here ({support})");
         return;
     }
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -263,7 +263,7 @@ async fn matplotlib_figures_become_images() {
         .map(|s| s.success())
         .unwrap_or(false);
     if !has {
-        eprintln!("skipped: matplotlib is not importable");
+        oi_testkit::skipped!("skipped: matplotlib is not importable");
         return;
     }
     let c = LocalComputer::new();
@@ -487,7 +487,7 @@ async fn display_shows_text_html_images_and_dataframes() {
         .status()
         .is_ok_and(|s| s.success());
     if !has_pandas {
-        eprintln!("skipped the DataFrame half: pandas is not importable");
+        oi_testkit::skipped!("skipped the DataFrame half: pandas is not importable");
         return;
     }
     let out = run(

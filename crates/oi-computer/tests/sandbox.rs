@@ -22,7 +22,7 @@ fn dir_outside_tmp(prefix: &str) -> tempfile::TempDir {
 fn landlock(test: &str) -> bool {
     let support = probe();
     if !support.filesystem() {
-        eprintln!("skipped {test}: the kernel has no Landlock ({support})");
+        oi_testkit::skipped!("skipped {test}: the kernel has no Landlock ({support})");
     }
     support.filesystem()
 }
@@ -150,7 +150,7 @@ print("devnull ok", os.environ.get("OI_SANDBOX"))
 async fn network_is_denied_when_asked() {
     let support = probe();
     if !support.network() {
-        eprintln!("skipped network_is_denied_when_asked: no seccomp ({support})");
+        oi_testkit::skipped!("skipped network_is_denied_when_asked: no seccomp ({support})");
         return;
     }
     if !have("python3", "network_is_denied_when_asked") {

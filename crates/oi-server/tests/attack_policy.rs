@@ -32,7 +32,7 @@ fn can_run(test: &str) -> bool {
         std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
         "OI_TEST_REQUIRE_ALL=1 but {test} cannot run: {why}"
     );
-    eprintln!("skipped {test}: {why}");
+    oi_testkit::skipped!("skipped {test}: {why}");
     false
 }
 

@@ -43,7 +43,7 @@ fn skip(reason: &str) -> bool {
         std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
         "OI_TEST_REQUIRE_ALL=1 but {reason}"
     );
-    eprintln!("skipped: {reason}");
+    oi_testkit::skipped!("skipped: {reason}");
     true
 }
 

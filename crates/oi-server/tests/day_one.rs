@@ -86,7 +86,7 @@ async fn a_server_turn_is_saved_like_a_cli_turn() {
         .env("XDG_CONFIG_HOME", cli_home.path().join(".config"))
         .output();
     let Ok(out) = out else {
-        eprintln!("skipped the CLI half: the oi binary is not built next to oi-server");
+        oi_testkit::skipped!("skipped the CLI half: the oi binary is not built next to oi-server");
         assert_eq!(server_files.len(), 1, "{server_files:?}");
         return;
     };

@@ -38,7 +38,7 @@ fn have_python() -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("python3").is_file()));
     if !found {
-        eprintln!("skipped: python3 is not installed");
+        oi_testkit::skipped!("skipped: python3 is not installed");
     }
     found
 }
@@ -96,7 +96,7 @@ async fn session_code_never_sees_the_server_or_model_keys() {
 
     let support = oi_computer::probe();
     if !support.filesystem() || !support.seccomp {
-        eprintln!("skipped the sandboxed half: {support}");
+        oi_testkit::skipped!("skipped the sandboxed half: {support}");
         return;
     }
     let out = printed_by_code(&["--sandbox", "workspace"]).await;

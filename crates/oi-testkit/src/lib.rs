@@ -27,10 +27,12 @@ mod fake_model;
 mod reply;
 mod script;
 mod server;
+mod skip;
 mod sse;
 
 pub use fake_computer::{RecordedRun, RecordingComputer, RunOutput};
 pub use fake_model::{ModelReply, ScriptedModel};
 pub use reply::{Cut, Ending, Reply, ToolCall};
 pub use script::Script;
+pub use skip::{REQUIRE_ALL, all_required, skip_or_fail};
 pub use server::{OLLAMA_CONTEXT_LENGTH, RecordedRequest, ScriptedServer, serve};

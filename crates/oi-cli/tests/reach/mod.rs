@@ -92,7 +92,7 @@ pub fn cannot_run(test: &str, why: &str) -> bool {
         std::env::var_os("OI_TEST_REQUIRE_ALL").is_none_or(|v| v != "1"),
         "{test} cannot run ({why}) but OI_TEST_REQUIRE_ALL=1"
     );
-    eprintln!("skipped {test}: {why}");
+    oi_testkit::skipped!("skipped {test}: {why}");
     false
 }
 

@@ -72,7 +72,7 @@ pub fn have(program: &str, test: &str) -> bool {
         .map(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
         .unwrap_or(false);
     if !found {
-        eprintln!("skipped {test}: `{program}` is not installed");
+        oi_testkit::skipped!("skipped {test}: `{program}` is not installed");
     }
     found
 }

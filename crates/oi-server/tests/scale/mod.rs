@@ -31,7 +31,7 @@ pub fn have(program: &str) -> bool {
         .status()
         .is_ok();
     if !found {
-        eprintln!(
+        oi_testkit::skipped!(
             "skipped: {program} is not installed (Debian: apt-get install redis-server nginx)"
         );
     }
