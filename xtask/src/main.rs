@@ -27,6 +27,7 @@ mod lib_turn;
 mod lib_turns;
 mod load;
 mod measure;
+mod module_files;
 mod modules;
 mod python_tests;
 mod script_file;

@@ -1,8 +1,9 @@
 //! `cargo xtask modules`: the import graph of each crate's top-level modules, read from the
 //! sources (`crate::module` paths, `use crate::{a, b}` lists), printed as one line per module
-//! with what it uses, and checked for cycles (a module that, through others, uses itself).
-//! A test runs the check on oi-computer (on the whole workspace once the other crates have no
-//! cycle), so a new cycle there fails `cargo test`.
+//! with what it uses, and checked for cycles (a module that, through others, uses itself),
+//! at two levels: top-level modules, and file by file ([`crate::module_files`]), so a circle
+//! among the files of one folder is seen too. A test runs the check on the whole workspace,
+//! so a new cycle fails `cargo test`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ fn top_module(src: &Path, file: &Path) -> Option<String> {
     (!matches!(name, "lib" | "main")).then(|| name.to_owned())
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
@@ -45,7 +46,7 @@ fn identifier(text: &str) -> &str {
 
 /// `text` without its `#[cfg(test)]` items: the attribute, then the item up to its `;` or
 /// its closing brace (braces counted, outside comments; good enough for this tree's code).
-fn without_test_items(text: &str) -> Vec<&str> {
+pub(crate) fn without_test_items(text: &str) -> Vec<&str> {
     let mut kept = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -225,6 +226,8 @@ pub struct CrateModules {
     pub graph: Graph,
     /// Its cycles (empty when there are none).
     pub cycles: Vec<Vec<String>>,
+    /// Its cycles among files (empty when there are none).
+    pub file_cycles: Vec<Vec<String>>,
 }
 
 /// Every crate's graph and cycles.
@@ -233,10 +236,12 @@ pub fn check_workspace(root: &Path) -> anyhow::Result<Vec<CrateModules>> {
     for (name, src) in workspace_crates(root)? {
         let graph = crate_graph(&src)?;
         let cycles = cycles(&graph);
+        let file_cycles = self::cycles(&crate::module_files::file_graph(&src)?);
         out.push(CrateModules {
             name,
             graph,
             cycles,
+            file_cycles,
         });
     }
     Ok(out)
@@ -249,6 +254,7 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         name,
         graph,
         cycles: found,
+        file_cycles,
     } in check_workspace(&root())?
     {
         println!("{name}");
@@ -262,6 +268,9 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         }
         for cycle in found {
             all_cycles.push(format!("{name}: {}", cycle.join(" ↔ ")));
+        }
+        for cycle in file_cycles {
+            all_cycles.push(format!("{name} (files): {}", cycle.join(" ↔ ")));
         }
     }
     if !all_cycles.is_empty() {
@@ -321,8 +330,8 @@ mod tests {
         );
         let cycles: Vec<_> = crates
             .iter()
-            .filter(|c| !c.cycles.is_empty())
-            .map(|c| (c.name.clone(), c.cycles.clone()))
+            .filter(|c| !c.cycles.is_empty() || !c.file_cycles.is_empty())
+            .map(|c| (c.name.clone(), c.cycles.clone(), c.file_cycles.clone()))
             .collect();
         assert!(cycles.is_empty(), "import cycles: {cycles:?}");
     }

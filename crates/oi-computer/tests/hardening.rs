@@ -104,7 +104,7 @@ print("fifo ok")
         &run(
             &readonly,
             "shell",
-            "d=$(dirname \"$__OI_FILE\"); touch \"$d/ok\" && echo scratch-writable; mknod \"$d/kmsg\" c 1 11 2>/dev/null || echo char-refused; mknod \"$d/loop\" b 7 0 2>/dev/null || echo block-refused",
+            "d=\"$__OI_DIR\"; touch \"$d/ok\" && echo scratch-writable; mknod \"$d/kmsg\" c 1 11 2>/dev/null || echo char-refused; mknod \"$d/loop\" b 7 0 2>/dev/null || echo block-refused",
         )
         .await,
     );
@@ -228,7 +228,9 @@ impl NonBlocking for std::fs::OpenOptions {
 async fn pathname_unix_sockets_are_unreachable_without_network() {
     let support = probe();
     if !support.network() || !have("python3", "unix_sockets") {
-        oi_testkit::skipped!("skipped pathname_unix_sockets_are_unreachable_without_network ({support})");
+        oi_testkit::skipped!(
+            "skipped pathname_unix_sockets_are_unreachable_without_network ({support})"
+        );
         return;
     }
     let dir = workspace();
@@ -309,7 +311,9 @@ print("workspace writable")
 async fn oi_directories_inside_the_workspace_stay_read_only() {
     let support = probe();
     if !support.filesystem() || !have("python3", "oi_directories") {
-        oi_testkit::skipped!("skipped oi_directories_inside_the_workspace_stay_read_only ({support})");
+        oi_testkit::skipped!(
+            "skipped oi_directories_inside_the_workspace_stay_read_only ({support})"
+        );
         return;
     }
     let mut variants = vec![(

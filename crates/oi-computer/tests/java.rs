@@ -94,8 +94,7 @@ async fn a_source_longer_than_a_pipe_compiles() {
     let mut code = String::from("public class Long {\n");
     for i in 0..3_000 {
         code.push_str(&format!(
-            "    static int f{i}() {{ return {i}; }} // {:>40}\n",
-            i
+            "    static int f{i}() {{ return {i}; }} // {i:>40}\n"
         ));
     }
     code.push_str(

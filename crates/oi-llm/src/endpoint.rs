@@ -68,8 +68,8 @@ pub fn resolve(llm: &LlmSettings, env: &Env) -> Result<Endpoint, ModelError> {
         default_base,
     } = route(llm, env)?;
     let base = base.as_str();
-    // `llm.api_key` only where it was configured to go (crate::key_binding).
-    let explicit_key = crate::key_binding::key_for(llm, base);
+    // `llm.api_key` only where it was configured to go (crate::bound_key).
+    let explicit_key = crate::bound_key::key_for(llm, base);
     let api_key = explicit_key.or_else(|| first_var(env, provider.key_vars).map(str::to_owned));
     let needs_key = provider.key_required && (default_base || is_openai(base));
     if api_key.is_none() && needs_key {

@@ -10,6 +10,7 @@
 //! trimming ([`trim`]).
 
 pub mod anthropic;
+mod bound_key;
 pub mod capabilities;
 pub mod context_note;
 pub mod convert;

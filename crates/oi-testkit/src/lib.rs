@@ -34,5 +34,5 @@ pub use fake_computer::{RecordedRun, RecordingComputer, RunOutput};
 pub use fake_model::{ModelReply, ScriptedModel};
 pub use reply::{Cut, Ending, Reply, ToolCall};
 pub use script::Script;
-pub use skip::{REQUIRE_ALL, all_required, skip_or_fail};
 pub use server::{OLLAMA_CONTEXT_LENGTH, RecordedRequest, ScriptedServer, serve};
+pub use skip::{REQUIRE_ALL, all_required, skip_or_fail};

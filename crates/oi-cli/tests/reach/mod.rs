@@ -23,7 +23,7 @@ pub fn setup() -> Setup {
 }
 
 impl Setup {
-    /// `oi -y --plain <args> go` answering with `python` code, with a temporary HOME, in the
+    /// `oi -y --plain --no_hard_deny <args> go` (the sandbox must hold without the judge) answering with `python` code, with a temporary HOME, in the
     /// work directory; returns what the code printed.
     pub fn run_python(&self, code: &str, args: &[&str], env: &[(&str, &str)]) -> String {
         self.run_python_with_stderr(code, args, env).0
@@ -51,7 +51,7 @@ impl Setup {
                 "--api_key",
                 "sk-test-0123456789",
             ])
-            .args(["-y", "--plain"])
+            .args(["-y", "--plain", "--no_hard_deny"])
             .args(args)
             .arg("go")
             .current_dir(self.work.path())

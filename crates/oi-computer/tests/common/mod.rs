@@ -66,11 +66,17 @@ pub async fn wait_dead(pid: i32, within: Duration) -> bool {
     !alive(pid)
 }
 
-/// Whether `program` is on `PATH`; when it is not, prints why the calling test is skipped.
-pub fn have(program: &str, test: &str) -> bool {
-    let found = std::env::var_os("PATH")
+/// Whether `program` is on `PATH`.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-        .unwrap_or(false);
+        .unwrap_or(false)
+}
+
+/// Whether `program` is on `PATH`; when it is not, says why the calling test is skipped (a
+/// failure under `OI_TEST_REQUIRE_ALL=1`).
+pub fn have(program: &str, test: &str) -> bool {
+    let found = on_path(program);
     if !found {
         oi_testkit::skipped!("skipped {test}: `{program}` is not installed");
     }

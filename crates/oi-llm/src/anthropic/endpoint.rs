@@ -58,8 +58,8 @@ pub fn resolve_anthropic(llm: &LlmSettings, env: &Env) -> Result<AnthropicEndpoi
     let explicit_base = explicit_base(llm);
     let base = base_url(llm, env);
     let base = base.as_str();
-    // `llm.api_key` only where it was configured to go (crate::key_binding).
-    let api_key = crate::key_binding::key_for(llm, base)
+    // `llm.api_key` only where it was configured to go (crate::bound_key).
+    let api_key = crate::bound_key::key_for(llm, base)
         .or_else(|| {
             env.get("ANTHROPIC_API_KEY")
                 .map(str::trim)

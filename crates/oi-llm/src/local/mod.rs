@@ -23,6 +23,7 @@
 mod cache_key;
 mod chunks;
 mod hash;
+mod job;
 mod layout;
 mod model;
 mod prefix_cache;
@@ -47,7 +48,8 @@ pub use stats::GenerationStats;
 
 use crate::local_model::{DEFAULT_LOCAL_MAX_TOKENS, check_model_file};
 use crate::text_mode::TextDecoder;
-use worker::{GenerateParams, Job, SharedStats, Source};
+use job::{GenerateParams, Job};
+use worker::{SharedStats, Source};
 
 /// Text pieces buffered between the generating thread and the stream.
 const CHANNEL: usize = 64;

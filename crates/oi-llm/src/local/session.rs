@@ -20,13 +20,13 @@ use llama_cpp_2::token::LlamaToken;
 use oi_core::ModelError;
 
 use super::chunks::{CHUNK, end_of, kept_chunks};
+use super::job::Job;
 use super::layout::PromptLayout;
 use super::model::{LocalModel, backend};
 use super::prefix_cache::{Loaded, PrefixCache};
 use super::sampler::sampler;
 use super::stats::GenerationStats;
 use super::utf8::Utf8Pieces;
-use super::worker::Job;
 
 /// Tokens per llama.cpp batch (no prompt batch is longer than [`CHUNK`]).
 const N_BATCH: u32 = 512;

@@ -4,41 +4,18 @@
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
 
 use oi_core::ModelError;
-use tokio::sync::mpsc::Sender;
 
 use super::LocalConfig;
 use super::cache_key::{model_fingerprint, program_identity};
+use super::job::Job;
 use super::model::LocalModel;
 use super::prefix_cache::PrefixCache;
-use super::prompt::ChatTurn;
 use super::session::Session;
 use super::state_store::StateStore;
 use super::stats::GenerationStats;
 use crate::local_model::physical_cores;
-
-/// How a reply is generated.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GenerateParams {
-    /// 0 = greedy.
-    pub temperature: f64,
-    /// Longest reply in tokens.
-    pub max_tokens: u32,
-}
-
-/// One reply to generate.
-pub struct Job {
-    /// The conversation.
-    pub turns: Vec<ChatTurn>,
-    /// Sampling and length.
-    pub params: GenerateParams,
-    /// Where text pieces go; closed by the receiver = cancelled.
-    pub out: Sender<Result<String, ModelError>>,
-    /// When the request was made (time to first token counts from here).
-    pub created: Instant,
-}
 
 /// Where the worker gets its model.
 pub enum Source {
