@@ -11,16 +11,16 @@ use oi_core::computer::{Computer, LanguageSpec, Output, OutputStream};
 use oi_core::settings::computer::ComputerSettings;
 use tokio::time::Instant;
 
-use crate::confine::Confine;
-use crate::environment::Secrets;
+use crate::languages::screenshot::Shooters;
 use crate::languages::{ALL, Language};
-use crate::limits::ResourceLimits;
 use crate::merge_outputs::merge_outputs;
+use crate::policy::environment::Secrets;
+use crate::policy::limits::ResourceLimits;
+use crate::policy::sandbox_policy::{SandboxMode, SandboxPolicy};
+use crate::policy::sandbox_support::SandboxSupport;
+use crate::process::session_handle::{Fate, Handle};
 use crate::run::{RunConfig, run_stream};
-use crate::sandbox_policy::{SandboxMode, SandboxPolicy};
-use crate::sandbox_support::SandboxSupport;
-use crate::screenshot::Shooters;
-use crate::session_handle::{Fate, Handle};
+use crate::sandbox::confine::Confine;
 use crate::slot::Slot;
 
 /// The default cap on the output of one run, in bytes.
@@ -74,7 +74,7 @@ impl LocalComputer {
     /// runs with what can be enforced and the first run says so once. Takes effect for
     /// sessions started afterwards.
     pub fn with_sandbox(self, policy: SandboxPolicy) -> Self {
-        let support = policy.restricts().then(crate::probe::probe);
+        let support = policy.restricts().then(crate::sandbox::probe::probe);
         self.with_confine(policy, support)
     }
 
@@ -238,8 +238,13 @@ impl Computer for LocalComputer {
         let confine = self.confine_for(policy);
         if language.is_shown() {
             let env = confine.inherit().environment(std::env::vars_os(), &[]);
-            return crate::html::show(language, code.to_owned(), Arc::clone(&self.shooters), env)
-                .boxed();
+            return crate::languages::html::show(
+                language,
+                code.to_owned(),
+                Arc::clone(&self.shooters),
+                env,
+            )
+            .boxed();
         }
         let slot = Arc::clone(&self.slots[language.index()]);
         let config = RunConfig {

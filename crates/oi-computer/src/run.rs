@@ -11,12 +11,12 @@ use std::time::Duration;
 use oi_core::computer::Output;
 use tokio::io::AsyncWriteExt;
 
-use crate::confine::{Confine, Gate};
-use crate::engine;
 use crate::languages::Language;
+use crate::languages::engine;
+use crate::process::session::Session;
+use crate::process::session_handle::{Fate, Handle};
 use crate::run_reader::{End, Progress, RunReader};
-use crate::session::Session;
-use crate::session_handle::{Fate, Handle};
+use crate::sandbox::confine::{Confine, Gate};
 use crate::slot::{Slot, SlotState};
 
 /// A run is tried at most this often: once more in a new session when its session died
@@ -379,8 +379,8 @@ async fn after_exit(
     if fate == Fate::ProcessLimit {
         return Output::console(process_limit_note(language, config));
     }
-    if let Some(which) = crate::limits::hit_by(&config.confine.limits, status) {
-        return Output::console(crate::limits::hit_message(
+    if let Some(which) = crate::policy::limits::hit_by(&config.confine.limits, status) {
+        return Output::console(crate::policy::limits::hit_message(
             &format!("{} session", language.name()),
             which,
         ));
@@ -411,7 +411,7 @@ fn state_lost_note(language: Language) -> String {
 /// The note that a session was killed past the process limit.
 fn process_limit_note(language: Language, config: &RunConfig) -> String {
     let max = config.confine.limits.max_processes.unwrap_or(0);
-    crate::limits::hit_message(
+    crate::policy::limits::hit_message(
         &format!(
             "{} session (more than {max} processes at once)",
             language.name()

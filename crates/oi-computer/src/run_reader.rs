@@ -10,8 +10,8 @@ use oi_core::computer::Output;
 use tokio::time::Instant;
 
 use crate::output_markers::MarkerFilter;
-use crate::session::Session;
-use crate::session_handle::Item;
+use crate::process::session::Session;
+use crate::process::session_handle::Item;
 
 /// How long output is still read after the interpreter exited (its last words, then EOF).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);

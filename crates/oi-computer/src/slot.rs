@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::languages::Language;
-use crate::session::Session;
-use crate::session_handle::Handle;
+use crate::process::session::Session;
+use crate::process::session_handle::Handle;
 
 /// The session of one language (all its aliases share it).
 #[derive(Debug)]
@@ -28,7 +28,7 @@ pub(crate) struct SlotState {
     /// The last session was killed; the next run says that its state was lost.
     pub lost_state: bool,
     /// The sandbox and limits the live session was started under.
-    pub confine: Option<Arc<crate::confine::Confine>>,
+    pub confine: Option<Arc<crate::sandbox::confine::Confine>>,
     /// Whether the live session was sent code (a session started ahead has no state to lose).
     pub used: bool,
 }

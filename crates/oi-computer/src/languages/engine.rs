@@ -1,0 +1,102 @@
+//! Starting a session for a language and encoding a code block as a command for it.
+
+use std::time::Duration;
+
+use crate::languages::Language;
+use crate::process::session::{Limits, Session};
+use crate::process::spawn::Spawned;
+use crate::sandbox::confine::Confine;
+
+/// A started session and the bytes to write to it before the first command.
+pub(crate) struct Started {
+    /// The session.
+    pub session: Session,
+    /// Setup commands (shell hosts), possibly empty.
+    pub setup: Vec<u8>,
+    /// The nonce framing its events.
+    pub nonce: String,
+}
+
+/// Starts a session for `language`; the error is a console message for the model.
+pub(crate) fn start(
+    language: Language,
+    output_cap: usize,
+    grace: Duration,
+    confine: &Confine,
+) -> Result<Started, String> {
+    let nonce = crate::base::nonce::nonce();
+    let limits = Limits { output_cap, grace };
+    let plain = |spawned: Spawned| (spawned, Vec::new(), None);
+    let with_dir =
+        |(spawned, setup, dir): (Spawned, Vec<u8>, tempfile::TempDir)| (spawned, setup, Some(dir));
+    let (spawned, setup, workdir) = match language {
+        Language::Python => plain(crate::languages::python::start(&nonce, confine)?),
+        Language::Shell => with_dir(crate::languages::shell::start(&nonce, confine)?),
+        Language::JavaScript => plain(crate::languages::javascript::start(&nonce, confine)?),
+        Language::Ruby => plain(crate::languages::ruby::start(&nonce, confine)?),
+        Language::R => with_dir(crate::languages::r::start(&nonce, confine)?),
+        Language::PowerShell => plain(crate::languages::powershell::start(&nonce, confine)?),
+        Language::Java => with_dir(crate::languages::java::start(confine)?),
+        Language::AppleScript => with_dir(crate::languages::applescript::start(confine)?),
+        Language::Html | Language::React => {
+            return Err(format!(
+                "{} is shown to the user, not run in a session.\n",
+                language.name()
+            ));
+        }
+    };
+    let session = Session::new(spawned, &nonce, limits, workdir)
+        .map_err(|e| format!("Could not start the {} session: {e}\n", language.name()))?;
+    if let Some(max) = confine.limits.max_processes {
+        crate::process::process_limit::watch_processes(std::sync::Arc::clone(&session.handle), max)
+            .map_err(|e| {
+                format!(
+                    "Could not watch the {} session's processes: {e}\n",
+                    language.name()
+                )
+            })?;
+    }
+    Ok(Started {
+        session,
+        setup,
+        nonce,
+    })
+}
+
+/// The bytes that make `session` run `code` as run `id`.
+pub(crate) fn command(
+    language: Language,
+    session: &Session,
+    nonce: &str,
+    id: u64,
+    code: &str,
+) -> std::io::Result<Vec<u8>> {
+    let workdir = || {
+        session
+            .workdir
+            .as_ref()
+            .map(|dir| dir.path())
+            .ok_or_else(|| std::io::Error::other("the session has no work directory"))
+    };
+    match language {
+        Language::Shell => Ok(crate::languages::shell::command(id, code, nonce)),
+        Language::Java => Ok(crate::languages::java::command(id, code, workdir()?, nonce)),
+        Language::AppleScript => Ok(crate::languages::applescript::command(
+            id,
+            code,
+            workdir()?,
+            nonce,
+        )),
+        Language::R => Ok(crate::languages::r::command(id, code)),
+        _ => Ok(json_command(id, code)),
+    }
+}
+
+/// The JSON command line `{"id": …, "code": …}` the drivers read.
+fn json_command(id: u64, code: &str) -> Vec<u8> {
+    let mut line = serde_json::json!({ "id": id, "code": code })
+        .to_string()
+        .into_bytes();
+    line.push(b'\n');
+    line
+}

@@ -1,0 +1,29 @@
+//! The Ruby session: `ruby -e <driver>`; commands are JSON lines on stdin, evaluated in one
+//! persistent binding.
+
+use crate::base::programs::program_exists;
+use crate::languages::{Language, missing_program_message};
+use crate::process::spawn::{Spawned, spawn};
+use crate::sandbox::confine::Confine;
+
+/// The driver script the session runs.
+const DRIVER: &str = include_str!("ruby_driver.rb");
+
+/// Starts a Ruby session, or says that Ruby is missing.
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
+    if !program_exists("ruby") {
+        return Err(missing_program_message(
+            "ruby",
+            Language::Ruby,
+            "Ruby (e.g. `apt-get install ruby`)",
+        ));
+    }
+    spawn(
+        "ruby",
+        &["-e", DRIVER],
+        &[("OI_NONCE", nonce)],
+        confine,
+        None,
+    )
+    .map_err(|e| format!("Could not start `ruby`: {e}\n"))
+}

@@ -1,0 +1,145 @@
+//! Screenshots of HTML pages with headless Chromium, for the model to see what the user sees.
+//! Each Chromium runs in its own process group, registered so that stop, terminate and drop
+//! can kill it.
+
+use base64::Engine as _;
+use std::collections::HashSet;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::base::process_group::{Signal, signal_group};
+use crate::base::programs::program_exists;
+
+/// The programs tried, in order.
+const BROWSERS: [&str; 4] = [
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+];
+
+/// How long a screenshot may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The process groups of the screenshots being taken.
+#[derive(Debug, Default)]
+pub(crate) struct Shooters {
+    groups: Mutex<HashSet<u32>>,
+}
+
+impl Shooters {
+    /// Kills every screenshot being taken.
+    pub(crate) fn kill_all(&self) {
+        let groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        for pgid in groups.iter() {
+            signal_group(*pgid, Signal::Kill);
+        }
+    }
+
+    fn add(&self, pgid: u32) {
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pgid);
+    }
+
+    fn remove(&self, pgid: u32) {
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pgid);
+    }
+}
+
+/// Kills and forgets a screenshot's group when it ends, however it ends.
+struct Registered {
+    shooters: Arc<Shooters>,
+    pgid: u32,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        signal_group(self.pgid, Signal::Kill);
+        self.shooters.remove(self.pgid);
+    }
+}
+
+/// The headless browser found on this machine, if any.
+pub(crate) fn browser() -> Option<&'static str> {
+    BROWSERS.into_iter().find(|p| program_exists(p))
+}
+
+/// A 960×540 PNG of `html`, base64-encoded; the error says why there is none. The browser's
+/// environment is `env` (oi's secrets already withheld).
+pub(crate) async fn take(
+    html: &str,
+    shooters: &Arc<Shooters>,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<String, String> {
+    let Some(program) = browser() else {
+        return Err(
+            "no headless Chromium is installed (e.g. `apt-get install chromium`)".to_owned(),
+        );
+    };
+    // The page, the browser's profile and the shot live where sandboxed code cannot plant
+    // links: the browser runs outside the sandbox and writes there by name.
+    let dir = crate::languages::own_dir::temp_dir("oi-html-")
+        .map_err(|e| format!("could not create a temporary directory: {e}"))?;
+    let page = dir.path().join("page.html");
+    let shot = dir.path().join("shot.png");
+    std::fs::write(&page, html).map_err(|e| format!("could not write the page: {e}"))?;
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=960,540",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    let _registered = child.id().map(|pgid| {
+        shooters.add(pgid);
+        Registered {
+            shooters: Arc::clone(shooters),
+            pgid,
+        }
+    });
+    match tokio::time::timeout(TIMEOUT, child.wait()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(format!("`{program}` failed: {e}")),
+        Err(_) => {
+            return Err(format!(
+                "`{program}` took more than {} s",
+                TIMEOUT.as_secs()
+            ));
+        }
+    }
+    let png = std::fs::read(&shot)
+        .map_err(|_| format!("`{program}` ended without writing a screenshot"))?;
+    if !png.starts_with(b"\x89PNG") {
+        return Err(format!("`{program}` wrote something that is not a PNG"));
+    }
+    Ok(base64::engine::general_purpose::STANDARD.encode(&png))
+}
