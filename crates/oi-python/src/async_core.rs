@@ -1,11 +1,11 @@
-//! `AsyncCore`: oi-server's `AsyncInterpreter` (chunks in, chunks out, one task per turn) on
+//! `AsyncCore`: oi-session's `AsyncInterpreter` (chunks in, chunks out, one task per turn) on
 //! the conversation of a `Core`, for the Python `AsyncInterpreter`. Each call hands its
 //! result to a Python callback (see [`crate::callback`]).
 
 use std::sync::Arc;
 
 use oi_core::{Chunk, Interpreter, TurnEvent};
-use oi_server::InterruptMode;
+use oi_session::InterruptMode;
 use pyo3::prelude::*;
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ use crate::turn::TurnHandle;
 /// The async face of an interpreter (same conversation, same settings).
 #[pyclass(frozen, module = "interpreter._oi")]
 pub struct AsyncCore {
-    inner: oi_server::AsyncInterpreter,
+    inner: oi_session::AsyncInterpreter,
     interpreter: Interpreter,
     computer: Arc<LiveComputer>,
     runtime: Arc<LazyRuntime>,
@@ -32,7 +32,7 @@ impl AsyncCore {
         runtime: Arc<LazyRuntime>,
     ) -> Self {
         AsyncCore {
-            inner: oi_server::AsyncInterpreter::new(interpreter.clone(), InterruptMode::Interrupt),
+            inner: oi_session::AsyncInterpreter::new(interpreter.clone(), InterruptMode::Interrupt),
             interpreter,
             computer,
             runtime,

@@ -10,7 +10,7 @@
 //!   OpenInterpreter ── attributes ──▶ Core.get/set ─────────────────────▶  Settings
 //!                   ── chat() ──────▶ Core.chat → TurnHandle.next() ─────▶  Interpreter / Turn
 //!                   ── display ─────▶ Renderer (sanitised text)
-//!   AsyncInterpreter ── input/output ▶ AsyncCore (callbacks) ──────────────▶ oi-server AsyncInterpreter
+//!   AsyncInterpreter ── input/output ▶ AsyncCore (callbacks) ──────────────▶ oi-session AsyncInterpreter
 //!   Server.run() ──────────────────▶ Core.serve → ServerHandle ──────────▶  oi-server run()
 //! ```
 //!

@@ -3,15 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// What a new `start` chunk does while a turn is running.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum InterruptMode {
-    /// Stop the running turn at once (Open Interpreter's behaviour).
-    #[default]
-    Interrupt,
-    /// Let the running turn finish, then answer the new input.
-    Queue,
-}
+pub use oi_session::InterruptMode;
 
 /// Everything the server needs to know that is not a model setting.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! # oi-server
 //!
-//! [`AsyncInterpreter`] (chunks in, chunks out, one task per turn) and the axum server that
-//! speaks Open Interpreter's WebSocket and HTTP protocol (spec c), with its bugs fixed: nothing
+//! The axum server that puts oi-session's [`AsyncInterpreter`] (chunks in, chunks out, one
+//! task per turn; re-exported here) behind the network: it speaks Open Interpreter's WebSocket and HTTP protocol (spec c), with its bugs fixed: nothing
 //! blocks the runtime, confirmations reach the client, errors have real status codes,
 //! settings that must not change over the network are refused, and each session has its own
 //! interpreter.
@@ -16,9 +16,7 @@
 //! # }
 //! ```
 
-pub mod accumulate;
 pub mod allowed_hosts;
-pub mod async_interpreter;
 pub mod auth;
 pub mod beneath;
 pub mod cluster;
@@ -27,13 +25,10 @@ pub mod connections;
 pub mod error;
 pub mod exposure;
 pub mod fd_limit;
-pub mod frames;
-pub mod input;
 pub mod insecure;
 pub mod openai;
 pub mod origin;
 pub mod outbox;
-pub mod outgoing;
 pub mod redis_store;
 pub mod replica;
 pub mod routes;
@@ -47,19 +42,19 @@ pub mod state;
 pub mod store;
 pub mod store_link;
 pub mod store_open;
-mod turns;
 pub mod ws;
 
-pub use accumulate::{AccumulateError, Accumulator};
-pub use async_interpreter::{AsyncInterpreter, InputError, InputLimits};
 pub use config::{ConfigError, InterruptMode, ServerConfig};
-pub use frames::{ClientFrame, FrameError, UserChunk};
-pub use input::{Input, InputBuilder, Step};
-pub use outgoing::{InputRef, Outgoing, TurnOutput};
+pub use oi_session::{
+    AccumulateError, Accumulator, AsyncInterpreter, ClientFrame, FrameError, InputError,
+    InputLimits, InputRef, Outgoing, Step, TurnOutput, TurnStart, UserChunk,
+};
+pub use oi_session::{Input, InputBuilder};
+/// The session engine's modules, under the names oi-server has always given them.
+pub use oi_session::{accumulate, async_interpreter, frames, input, outgoing};
 pub use routes::router;
 pub use run::{run, shutdown_signal};
 pub use server::serve;
 pub use server_args::ServerArgs;
 pub use sessions::{DEFAULT_SESSION, InterpreterFactory, Session, Sessions};
 pub use state::AppState;
-pub use turns::TurnStart;

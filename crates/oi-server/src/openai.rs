@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crate::error::ApiError;
 use crate::settings_patch::AUTO_RUN_FLAG;
 use crate::state::AppState;
-use crate::turns::TurnStart;
+use oi_session::TurnStart;
 
 /// What the text shows when code waits for approval (answer "yes" to run it).
 pub const APPROVAL_QUESTION: &str = "Do you want to run this code?";

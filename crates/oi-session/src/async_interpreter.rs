@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use oi_core::{Chunk, Interpreter};
 use tokio::sync::mpsc;
 
-use crate::config::InterruptMode;
 use crate::frames::UserChunk;
 pub use crate::input::{Input, InputBuilder, InputError, InputLimits, Step};
+use crate::interrupt::InterruptMode;
 use crate::outgoing::{InputRef, Outgoing, Sink, TurnOutput};
 use crate::turns::{Queued, Settled, TurnStart, Turns, lock};
 
