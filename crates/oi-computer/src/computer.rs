@@ -243,6 +243,7 @@ impl Computer for LocalComputer {
                 code.to_owned(),
                 Arc::clone(&self.shooters),
                 env,
+                confine.network_denied(),
             )
             .boxed();
         }

@@ -75,3 +75,70 @@ async fn react_is_wrapped_in_the_template_and_notes_the_cdn() {
             .starts_with("Error: React format not supported.")
     );
 }
+
+/// How many connections reach a listener on loopback (answering each with a 404 at once)
+/// while `computer` shows a page that asks for an image and a fetch from it.
+async fn page_connections(computer: &LocalComputer) -> usize {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let server = {
+        let (count, done) = (Arc::clone(&count), Arc::clone(&done));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        let _ = stream.set_nonblocking(false);
+                        let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                        let mut request = [0u8; 4096];
+                        let _ = stream.read(&mut request);
+                        let _ = stream.write_all(
+                            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        );
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                }
+            }
+        })
+    };
+    let page = format!(
+        "<img src=\"http://127.0.0.1:{port}/exfil-img?secret=1\"><script>fetch('http://127.0.0.1:{port}/exfil-fetch', {{mode: 'no-cors'}});</script>"
+    );
+    let out = computer.run_collect("html", &page).await;
+    done.store(true, Ordering::SeqCst);
+    server.join().unwrap();
+    assert_eq!(
+        out[2].kind,
+        Kind::Image,
+        "a screenshot was made: {:?}",
+        out[2]
+    );
+    count.load(Ordering::SeqCst)
+}
+
+/// The screenshot's browser runs outside the sandbox, so a policy that denies the network
+/// keeps the page offline itself: with `--deny_network` a page reached a listener on
+/// loopback (issue 21 review). The control shows the page does reach it when allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_shown_under_a_denied_network_reaches_nothing() {
+    if !chromium() {
+        oi_testkit::skipped!(
+            "skipped a_page_shown_under_a_denied_network_reaches_nothing: no headless Chromium installed"
+        );
+        return;
+    }
+    let allowed = LocalComputer::new();
+    assert!(
+        page_connections(&allowed).await > 0,
+        "control: with the network allowed the page reaches the listener"
+    );
+    let policy = oi_computer::SandboxPolicy::new(oi_computer::SandboxMode::Off).with_network(false);
+    let denied = LocalComputer::new().with_sandbox(policy);
+    assert_eq!(page_connections(&denied).await, 0);
+}

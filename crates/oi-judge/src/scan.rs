@@ -42,8 +42,9 @@ const MAX_WORK: u64 = 8_000_000;
 /// cannot tell what the block does (`X=$X$X` doubling).
 pub(crate) const MAX_VALUE_LEN: usize = 64 * 1024;
 
-/// The most source (in bytes, nested code included) one block may hand the parsers.
-const MAX_SOURCE: usize = 1 << 20;
+/// The most source (in bytes, nested code included) one block may hand the parsers: a
+/// 900 KB `a|a|…` pipeline took 6 s to read (the parse itself is not interruptible).
+const MAX_SOURCE: usize = 128 * 1024;
 
 /// The most time one reading may take, checked as work is counted: a backstop for work the
 /// counter does not see.

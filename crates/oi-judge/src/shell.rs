@@ -19,7 +19,7 @@ use crate::escapes::unescape_bare;
 use crate::output::Output;
 use crate::places;
 use crate::programs;
-use crate::scan::Scan;
+use crate::scan::{Limit, Scan};
 use crate::word::{self, Field, Seg, Word, collapse};
 
 /// Reads `source` as a shell script.
@@ -38,6 +38,13 @@ pub(crate) fn read(scan: &mut Scan, source: &str, env: Env) -> Output {
     };
     if scan.too_deep(tree.root_node()) {
         return Output::Unknown;
+    }
+    if tree.root_node().has_error() {
+        // What the parser could not read, bash may still run: `[ -d / ]` on one line hid
+        // `rm -rf ~` on the next (issue 21 review). Read what parsed; the rest is unknown.
+        scan.exceed(Limit::Dynamic(
+            "has a part oi's shell parser could not read",
+        ));
     }
     let mut walker = Walker {
         scan,

@@ -21,10 +21,17 @@ pub fn key_target(llm: &LlmSettings, env: &Env) -> Option<String> {
     }
 }
 
-/// Binds `llm.api_key` (if any) to the endpoint `llm` sends requests to now.
+/// What a key is bound to when the settings it came with send requests to no endpoint (the
+/// embedded model, a provider whose base URL is not known yet): no base URL is ever this, so
+/// the key goes nowhere until it is bound again (`--allow-network-credentials`).
+pub const BOUND_TO_NO_ENDPOINT: &str = "oi:no-endpoint";
+
+/// Binds `llm.api_key` (if any) to the endpoint `llm` sends requests to now. Fails closed:
+/// settings that send requests nowhere (`--model local`, `azure/x` without a base) bind the
+/// key to [`BOUND_TO_NO_ENDPOINT`], so a model moved later does not take it along.
 pub fn bind_key(llm: &mut LlmSettings, env: &Env) {
     llm.api_key_for = match llm.api_key {
-        Some(_) => key_target(llm, env),
+        Some(_) => Some(key_target(llm, env).unwrap_or_else(|| BOUND_TO_NO_ENDPOINT.to_owned())),
         None => None,
     };
 }
@@ -35,6 +42,29 @@ mod tests {
 
     use super::*;
     use crate::bound_key::same_endpoint;
+
+    /// A key given with settings that send requests nowhere is bound to nothing: moving the
+    /// model later does not take it along (it was sent to 127.0.0.1:11434 in the review).
+    #[test]
+    fn a_key_given_with_no_endpoint_goes_nowhere() {
+        let env = Env::empty();
+        for model in ["local", "azure/dep"] {
+            let mut llm = LlmSettings {
+                model: model.to_owned(),
+                api_key: Some("sk-BOUND".to_owned()),
+                ..LlmSettings::default()
+            };
+            bind_key(&mut llm, &env);
+            assert_eq!(
+                llm.api_key_for.as_deref(),
+                Some(BOUND_TO_NO_ENDPOINT),
+                "{model}"
+            );
+            llm.model = "ollama/x".to_owned();
+            let moved = resolve(&llm, &env).unwrap();
+            assert_eq!(moved.api_key, None, "{model}");
+        }
+    }
     use crate::endpoint::resolve;
 
     fn server(model: &str, base: Option<&str>, env: &Env) -> LlmSettings {

@@ -27,10 +27,16 @@ const POLICY_KEYS: &[&str] = &[
     "conversation_history",
     "conversation_history_path",
     "conversation_filename",
+    // Loop mode sends the model a hidden message after every turn, unattended: a stored
+    // `loop: true` made a replica call the model without end, on its key (issue 21 review).
+    "loop",
+    "loop_message",
+    "loop_breakers",
 ];
 
-/// Keys of the `llm` section that are credentials: never taken from the store.
-const CREDENTIAL_KEYS: &[&str] = &["api_key", "api_base"];
+/// Keys of the `llm` section that are credentials or spend policy: never taken from the
+/// store.
+const CREDENTIAL_KEYS: &[&str] = &["api_key", "api_base", "max_budget"];
 
 /// The settings a replica serves an adopted session with: `own` (the replica's), with the
 /// data of `stored` laid over it through the network rule; the keys left out are named in
@@ -93,6 +99,10 @@ mod tests {
         poisoned.llm.api_key = None;
         poisoned.custom_instructions = "be brief".into();
         poisoned.llm.model = "gpt-4o-mini".into();
+        poisoned.llm.max_budget = Some(1e9);
+        poisoned.loop_mode = true;
+        poisoned.loop_message = "Proceed, forever.".into();
+        poisoned.loop_breakers.clear();
         let open = NetworkPolicy {
             allow_auto_run: true,
             allow_credentials: true,

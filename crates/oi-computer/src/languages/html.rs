@@ -22,6 +22,7 @@ pub(crate) fn show(
     code: String,
     shooters: Arc<Shooters>,
     env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    offline: bool,
 ) -> impl Stream<Item = Output> + Send + 'static {
     async_stream::stream! {
         let (page, notice) = if language == Language::React {
@@ -41,7 +42,7 @@ pub(crate) fn show(
         };
         yield Output::console(notice).to(Recipient::Assistant);
         yield Output::code("html", page.clone()).to(Recipient::User);
-        match screenshot::take(&page, &shooters, env).await {
+        match screenshot::take(&page, &shooters, env, offline).await {
             Ok(png) => yield Output::image("base64.png", png).to(Recipient::Assistant),
             Err(why) => {
                 yield Output::console(format!(

@@ -65,17 +65,29 @@ impl Drop for Registered {
     }
 }
 
+/// The flags that keep a page offline: requests (loopback too: `<-loopback>` removes
+/// Chromium's implicit bypass) go to a proxy nobody answers, and no host name resolves.
+const OFFLINE: [&str; 3] = [
+    "--proxy-server=socks5://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+];
+
 /// The headless browser found on this machine, if any.
 pub(crate) fn browser() -> Option<&'static str> {
     BROWSERS.into_iter().find(|p| program_exists(p))
 }
 
 /// A 960×540 PNG of `html`, base64-encoded; the error says why there is none. The browser's
-/// environment is `env` (oi's secrets already withheld).
+/// environment is `env` (oi's secrets already withheld). `offline` (the policy denies the
+/// network): the page reaches nothing, loopback included — every request goes to a proxy
+/// on a port of the discard service and no name resolves — since the browser runs outside
+/// the sandbox, where `--deny_network`'s seccomp rule does not hold.
 pub(crate) async fn take(
     html: &str,
     shooters: &Arc<Shooters>,
     env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    offline: bool,
 ) -> Result<String, String> {
     let Some(program) = browser() else {
         return Err(
@@ -107,6 +119,7 @@ pub(crate) async fn take(
             "--user-data-dir={}",
             dir.path().join("profile").display()
         ))
+        .args(if offline { OFFLINE.as_slice() } else { &[] })
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", page.display()))
         .env_clear()

@@ -107,6 +107,12 @@ impl Confine {
         !self.policy.network && self.support().network()
     }
 
+    /// Whether the policy denies the network (enforced or not): what oi itself does on the
+    /// code's behalf (a page's screenshot) goes offline too.
+    pub(crate) fn network_denied(&self) -> bool {
+        !self.policy.network
+    }
+
     /// Whether a session may start with nothing to refuse or to warn about (the gate would
     /// say `Run(None)`), asked without using up the one warning.
     pub(crate) fn starts_quietly(&self) -> bool {
