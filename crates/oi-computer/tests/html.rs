@@ -1,4 +1,5 @@
 //! HTML and React: shown to the user, with a screenshot for the model when Chromium exists.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

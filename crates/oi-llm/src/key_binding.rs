@@ -30,10 +30,10 @@ pub const BOUND_TO_NO_ENDPOINT: &str = "oi:no-endpoint";
 /// settings that send requests nowhere (`--model local`, `azure/x` without a base) bind the
 /// key to [`BOUND_TO_NO_ENDPOINT`], so a model moved later does not take it along.
 pub fn bind_key(llm: &mut LlmSettings, env: &Env) {
-    llm.api_key_for = match llm.api_key {
-        Some(_) => Some(key_target(llm, env).unwrap_or_else(|| BOUND_TO_NO_ENDPOINT.to_owned())),
-        None => None,
-    };
+    llm.api_key_for = llm
+        .api_key
+        .as_ref()
+        .map(|_| key_target(llm, env).unwrap_or_else(|| BOUND_TO_NO_ENDPOINT.to_owned()));
 }
 
 #[cfg(test)]
