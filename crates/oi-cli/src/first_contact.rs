@@ -30,7 +30,7 @@ pub fn needs_openai_key(settings: &Settings, env: &oi_llm::Env) -> bool {
         return false;
     }
     let model = llm.model.trim();
-    let openai = match oi_llm::providers::prefix_of(model) {
+    let openai = match oi_llm::provider_table::prefix_of(model) {
         Some(prefix) => prefix == "openai",
         None => !model.starts_with("claude"),
     };

@@ -15,7 +15,7 @@ pub const FALLBACK_CONTEXT_WINDOW: u64 = 8000;
 pub const FALLBACK_MAX_OUTPUT: u64 = 1000;
 
 fn is_local(model: &str) -> bool {
-    crate::providers::is_local(model)
+    crate::provider_table::is_local(model)
 }
 
 /// Whether `llm` uses the `execute` tool: `supports_functions` when set, else whether the

@@ -1,11 +1,11 @@
 //! Where a request goes: URL, model name and key, from the settings, the environment and the
-//! provider table ([`crate::providers`]).
+//! provider table ([`crate::provider_table`]).
 
 use oi_core::{LlmSettings, ModelError};
 
 use crate::env::Env;
-use crate::providers::{self, KeyHeader, Provider, ProviderWire};
-pub use crate::providers::{OLLAMA_DEFAULT, OPENAI_BASE};
+use crate::provider_table::{self, KeyHeader, Provider, TableWire};
+pub use crate::provider_table::{OLLAMA_DEFAULT, OPENAI_BASE};
 
 /// A resolved chat-completions endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ fn given(value: Option<&str>) -> Option<&str> {
 /// scheme) or `http://localhost:11434`, plus `/v1`.
 fn ollama_base(env: &Env) -> String {
     let host = env
-        .get(providers::OLLAMA_HOST_VAR)
+        .get(provider_table::OLLAMA_HOST_VAR)
         .map(str::trim)
         .unwrap_or(OLLAMA_DEFAULT);
     let host = if host.contains("://") {
@@ -47,13 +47,13 @@ fn ollama_base(env: &Env) -> String {
 
 /// OpenAI's row of the provider table.
 fn openai() -> Result<&'static Provider, ModelError> {
-    providers::find("openai")
+    provider_table::find("openai")
         .ok_or_else(|| ModelError::Config("oi's provider table has no OpenAI entry".to_owned()))
 }
 
 /// Resolves where `llm` sends its requests.
 ///
-/// A model named `PREFIX/NAME` with a prefix from [`providers::PROVIDERS`] goes to that
+/// A model named `PREFIX/NAME` with a prefix from [`provider_table::PROVIDERS`] goes to that
 /// provider: base `llm.api_base`, else the provider's base variables (`GROQ_API_BASE`, …;
 /// `OLLAMA_HOST` for Ollama), else its default; key `llm.api_key`, else its key variables
 /// (`GROQ_API_KEY`, …), required when the default base is used. Any other model goes to
@@ -73,7 +73,7 @@ pub fn resolve(llm: &LlmSettings, env: &Env) -> Result<Endpoint, ModelError> {
     let api_key = explicit_key.or_else(|| first_var(env, provider.key_vars).map(str::to_owned));
     let needs_key = provider.key_required && (default_base || is_openai(base));
     if api_key.is_none() && needs_key {
-        return Err(providers::missing_key(provider));
+        return Err(provider_table::missing_key(provider));
     }
     let url = chat_url(provider, base, &model, llm, env);
     Ok(Endpoint {
@@ -101,15 +101,15 @@ pub(crate) fn base_url(llm: &LlmSettings, env: &Env) -> Result<String, ModelErro
 fn route(llm: &LlmSettings, env: &Env) -> Result<Route, ModelError> {
     let model_in = llm.model.trim();
     let explicit_base = given(llm.api_base.as_deref());
-    let (provider, model) = match providers::split(model_in) {
-        Some((provider, rest)) if provider.wire == ProviderWire::OpenAiCompatible => {
-            (provider, providers::model_name(provider, rest))
+    let (provider, model) = match provider_table::split(model_in) {
+        Some((provider, rest)) if provider.wire == TableWire::OpenAiCompatible => {
+            (provider, provider_table::model_name(provider, rest))
         }
         // A server the user named gets the whole name (a LiteLLM proxy, for one).
         _ if explicit_base.is_some() => (openai()?, model_in.to_owned()),
-        Some((provider, _)) => return Err(providers::unsupported_error(provider)),
-        None => match providers::prefix_of(model_in) {
-            Some(prefix) => return Err(providers::unknown_prefix(prefix)),
+        Some((provider, _)) => return Err(provider_table::unsupported_error(provider)),
+        None => match provider_table::prefix_of(model_in) {
+            Some(prefix) => return Err(provider_table::unknown_prefix(prefix)),
             None => (openai()?, model_in.to_owned()),
         },
     };
@@ -161,7 +161,7 @@ fn chat_url(provider: &Provider, base: &str, model: &str, llm: &LlmSettings, env
         version = Some(
             env.get("AZURE_API_VERSION")
                 .map(str::trim)
-                .unwrap_or(providers::AZURE_DEFAULT_API_VERSION),
+                .unwrap_or(provider_table::AZURE_DEFAULT_API_VERSION),
         );
     }
     let mut url = if azure && !base.contains("/openai") {

@@ -10,7 +10,7 @@ pub struct Env {
 }
 
 /// The variables [`Env::from_process`] copies: every provider's key and base variables
-/// (see [`crate::providers`]), the local model's path and the reply limits. Names ending in
+/// (see [`crate::provider_table`]), the local model's path and the reply limits. Names ending in
 /// `_API_KEY` are keys, which programs withhold from the code they run.
 pub const KNOWN_VARS: [&str; 58] = [
     "OPENAI_API_KEY",
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn every_provider_variable_is_read() {
-        for name in crate::providers::variables() {
+        for name in crate::provider_table::variables() {
             assert!(KNOWN_VARS.contains(&name), "{name} is not in KNOWN_VARS");
         }
     }

@@ -31,7 +31,7 @@ pub mod partial_json;
 pub mod prompt;
 mod prompt_build;
 pub mod provider;
-pub mod providers;
+pub mod provider_table;
 pub mod pull;
 mod reparse;
 pub mod reply_limits;

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::env::Env;
 use crate::local_model::not_built_error;
-use crate::providers::{OLLAMA_DEFAULT, OLLAMA_HOST_VAR};
+use crate::provider_table::{OLLAMA_DEFAULT, OLLAMA_HOST_VAR};
 
 /// How long each server is given to answer.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(700);

@@ -239,7 +239,7 @@ pub fn own_name(model: &str) -> String {
 /// provider (`cerebras/…`), else the longest matching row for every provider.
 pub fn lookup(model: &str) -> Option<&'static ModelInfo> {
     let name = own_name(model);
-    let provider = crate::providers::split(model).map(|(p, _)| p.prefix);
+    let provider = crate::provider_table::split(model).map(|(p, _)| p.prefix);
     let best = |for_provider: Option<&str>| {
         MODELS
             .iter()

@@ -18,7 +18,7 @@ use crate::env::Env;
 use crate::ollama;
 use crate::openai_body::openai_body_json;
 use crate::prompt::Prompt;
-use crate::providers::KeyHeader;
+use crate::provider_table::KeyHeader;
 use crate::reply_limits::ReplyLimits;
 use crate::retry::RetryPolicy;
 use crate::text::{printable, shorten};

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `local`, `local/PATH.gguf` (no `api_base`) | the embedded llama.cpp model (feature `local`) |
 //! | `anthropic/NAME`, `claude-…` (no `api_base` for `claude-…`) | Anthropic Messages API |
-//! | `gpt-4o`, `PREFIX/NAME` for an OpenAI-compatible provider of [`crate::providers`] (`openai`, `azure`, `ollama`, `groq`, `gemini`, `mistral`, `openrouter`, …), anything with `api_base` | OpenAI-compatible |
+//! | `gpt-4o`, `PREFIX/NAME` for an OpenAI-compatible provider of [`crate::provider_table`] (`openai`, `azure`, `ollama`, `groq`, `gemini`, `mistral`, `openrouter`, …), anything with `api_base` | OpenAI-compatible |
 //!
 //! [`provider_for`] returns a [`Router`] that makes this choice again for every request, so a
 //! model changed during a session (e.g. `%model`-style commands) reaches the right wire.
@@ -21,7 +21,7 @@ use crate::anthropic::Anthropic;
 use crate::env::Env;
 use crate::local_model;
 use crate::openai::OpenAiCompatible;
-use crate::providers::{self, ProviderWire};
+use crate::provider_table::{self, TableWire};
 use crate::spend::{self, Tariff};
 
 /// Which wire a model is spoken to over.
@@ -35,7 +35,7 @@ pub enum Wire {
     Embedded,
 }
 
-/// The wire for `llm` (see the module docs and [`crate::providers`]); an unknown or
+/// The wire for `llm` (see the module docs and [`crate::provider_table`]); an unknown or
 /// unsupported provider prefix without `api_base` is a [`ModelError::Config`].
 pub fn wire_for(llm: &LlmSettings) -> Result<Wire, ModelError> {
     if local_model::is_embedded(llm) {
@@ -46,14 +46,14 @@ pub fn wire_for(llm: &LlmSettings) -> Result<Wire, ModelError> {
         .as_deref()
         .is_some_and(|b| !b.trim().is_empty());
     let model = llm.model.trim();
-    if let Some(prefix) = providers::prefix_of(model) {
-        return match providers::find(prefix).map(|p| (p, p.wire)) {
-            Some((_, ProviderWire::Anthropic)) => Ok(Wire::Anthropic),
-            Some((_, ProviderWire::OpenAiCompatible)) => Ok(Wire::OpenAiCompatible),
-            Some((provider, ProviderWire::Unsupported(_))) if !has_base => {
-                Err(providers::unsupported_error(provider))
+    if let Some(prefix) = provider_table::prefix_of(model) {
+        return match provider_table::find(prefix).map(|p| (p, p.wire)) {
+            Some((_, TableWire::Anthropic)) => Ok(Wire::Anthropic),
+            Some((_, TableWire::OpenAiCompatible)) => Ok(Wire::OpenAiCompatible),
+            Some((provider, TableWire::Unsupported(_))) if !has_base => {
+                Err(provider_table::unsupported_error(provider))
             }
-            None if !has_base => Err(providers::unknown_prefix(prefix)),
+            None if !has_base => Err(provider_table::unknown_prefix(prefix)),
             _ => Ok(Wire::OpenAiCompatible),
         };
     }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::endpoint::resolve;
 use crate::env::Env;
 use crate::ollama;
-use crate::providers;
+use crate::provider_table;
 
 /// The longest time a pull may go without a byte from Ollama.
 const PULL_IDLE: Duration = Duration::from_secs(120);
@@ -48,7 +48,7 @@ pub async fn missing_ollama_model(
     llm: &LlmSettings,
     env: &Env,
 ) -> Option<MissingModel> {
-    let (provider, _) = providers::split(&llm.model)?;
+    let (provider, _) = provider_table::split(&llm.model)?;
     if !provider.prefix.starts_with("ollama") {
         return None;
     }

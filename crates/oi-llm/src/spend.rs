@@ -12,7 +12,7 @@ use oi_core::{LlmSettings, ModelDelta, ModelError, ModelRequest, ModelStream, Us
 use crate::convert::Mode;
 use crate::model_table::{Price, price};
 use crate::prompt::Prompt;
-use crate::providers;
+use crate::provider_table;
 use crate::trim::Counter;
 
 /// What one model costs.
@@ -29,7 +29,8 @@ pub enum Tariff {
 impl Tariff {
     /// The tariff of the model in `llm`; `embedded` when it is the built-in GGUF model.
     pub fn of(llm: &LlmSettings, embedded: bool) -> Tariff {
-        if embedded || providers::is_local(&llm.model) || on_loopback(llm.api_base.as_deref()) {
+        if embedded || provider_table::is_local(&llm.model) || on_loopback(llm.api_base.as_deref())
+        {
             return Tariff::Free;
         }
         price(&llm.model).map_or(Tariff::Unknown, Tariff::Priced)

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use oi_core::{
     Kind, LanguageModel, LlmSettings, Message, ModelError, ModelRequest, Role, Settings,
 };
-use oi_llm::providers::{PROVIDERS, ProviderWire};
+use oi_llm::provider_table::{PROVIDERS, TableWire};
 use oi_llm::{Env, provider_for};
 use oi_testkit::{Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
@@ -74,7 +74,7 @@ async fn one_reply(
 async fn each_provider_gets_its_path_its_key_and_its_model_name() {
     let mut seen = serde_json::Map::new();
     for provider in PROVIDERS {
-        if provider.wire != ProviderWire::OpenAiCompatible {
+        if provider.wire != TableWire::OpenAiCompatible {
             continue;
         }
         let server = ScriptedServer::start(Script::new([Reply::text("4")]))
@@ -164,9 +164,9 @@ fn default_addresses_and_key_variables() {
     let mut table = String::new();
     for provider in PROVIDERS {
         let wire = match provider.wire {
-            ProviderWire::OpenAiCompatible => "openai-compatible",
-            ProviderWire::Anthropic => "anthropic",
-            ProviderWire::Unsupported(_) => "unsupported",
+            TableWire::OpenAiCompatible => "openai-compatible",
+            TableWire::Anthropic => "anthropic",
+            TableWire::Unsupported(_) => "unsupported",
         };
         table.push_str(&format!(
             "{:<12} {:<18} {:<56} {}\n",

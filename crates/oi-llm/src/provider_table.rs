@@ -8,9 +8,10 @@
 
 use oi_core::ModelError;
 
-/// How oi talks to a provider.
+/// The wire a row of this table speaks (the wire chosen for one request, which may be the
+/// embedded model, is [`crate::provider::Wire`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderWire {
+pub enum TableWire {
     /// OpenAI-compatible chat completions.
     OpenAiCompatible,
     /// Anthropic's Messages API.
@@ -50,7 +51,7 @@ pub struct Provider {
     /// Its name, for messages.
     pub name: &'static str,
     /// The wire it speaks.
-    pub wire: ProviderWire,
+    pub wire: TableWire,
     /// Its API's base URL (chat completions are at `BASE/chat/completions`); `None`: the
     /// user gives it (`--api_base` or [`base_vars`](Self::base_vars)).
     pub base_url: Option<&'static str>,
@@ -78,7 +79,7 @@ const fn remote(
     Provider {
         prefix,
         name,
-        wire: ProviderWire::OpenAiCompatible,
+        wire: TableWire::OpenAiCompatible,
         base_url: Some(base_url),
         base_vars,
         key_vars,
@@ -99,7 +100,7 @@ const fn local(
     Provider {
         prefix,
         name,
-        wire: ProviderWire::OpenAiCompatible,
+        wire: TableWire::OpenAiCompatible,
         base_url,
         base_vars,
         key_vars,
@@ -114,7 +115,7 @@ const fn unsupported(prefix: &'static str, name: &'static str, instead: &'static
     Provider {
         prefix,
         name,
-        wire: ProviderWire::Unsupported(instead),
+        wire: TableWire::Unsupported(instead),
         base_url: None,
         base_vars: &[],
         key_vars: &[],
@@ -165,7 +166,7 @@ pub const PROVIDERS: &[Provider] = &[
         )
     },
     Provider {
-        wire: ProviderWire::Anthropic,
+        wire: TableWire::Anthropic,
         ..remote(
             "anthropic",
             "Anthropic",
@@ -401,7 +402,7 @@ pub fn model_name(provider: &Provider, rest: &str) -> String {
 pub fn known_prefixes() -> String {
     let names: Vec<&str> = PROVIDERS
         .iter()
-        .filter(|p| !matches!(p.wire, ProviderWire::Unsupported(_)))
+        .filter(|p| !matches!(p.wire, TableWire::Unsupported(_)))
         .map(|p| p.prefix)
         .collect();
     names.join(", ")
@@ -418,7 +419,7 @@ pub fn unknown_prefix(prefix: &str) -> ModelError {
 /// The one-line error for a provider oi does not speak to.
 pub fn unsupported_error(provider: &Provider) -> ModelError {
     let instead = match provider.wire {
-        ProviderWire::Unsupported(instead) => instead,
+        TableWire::Unsupported(instead) => instead,
         _ => "its models are not served over the OpenAI-compatible wire",
     };
     ModelError::Config(format!(
