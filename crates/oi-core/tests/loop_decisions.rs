@@ -3,94 +3,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use oi_core::{
-    ApprovalRequest, Chunk, Content, Interpreter, Kind, Message, ModelError, Output, Role,
-    Settings, Turn, TurnError, TurnEvent, Usage, prompts,
+    ApprovalRequest, Chunk, Content, Kind, Message, ModelError, Output, Role, TurnError, TurnEvent,
+    Usage, prompts,
 };
-use oi_testkit::{ModelReply, RecordedRun, RecordingComputer, RunOutput, ScriptedModel};
+use oi_testkit::{ModelReply, RecordingComputer, RunOutput};
 
-fn settings(auto_run: bool) -> Settings {
-    Settings {
-        auto_run,
-        system_message: "You are oi under test.".to_owned(),
-        conversation_history: false,
-        ..Settings::default()
-    }
-}
-
-fn setup(
-    replies: impl IntoIterator<Item = ModelReply>,
-    computer: RecordingComputer,
-    adjust: impl FnOnce(&mut Settings),
-) -> (Interpreter, ScriptedModel, RecordingComputer) {
-    let model = ScriptedModel::new(replies);
-    let mut s = settings(true);
-    adjust(&mut s);
-    let oi = Interpreter::new(
-        s,
-        Arc::new(model.clone()),
-        Arc::new(computer.clone()),
-        oi_judge::judge(),
-    );
-    (oi, model, computer)
-}
-
-/// What a turn emitted, with approvals answered by `decide`.
-#[derive(Debug, Default)]
-struct Seen {
-    chunks: Vec<Chunk>,
-    approvals: Vec<(String, String)>,
-    error: Option<TurnError>,
-    complete: bool,
-}
-
-async fn drive(mut turn: Turn, mut decide: impl FnMut(ApprovalRequest)) -> Seen {
-    let mut seen = Seen::default();
-    while let Some(event) = turn.next().await {
-        match event {
-            TurnEvent::Chunk(chunk) => seen.chunks.push(chunk),
-            TurnEvent::Approval(request) => {
-                seen.approvals
-                    .push((request.language().to_owned(), request.code().to_owned()));
-                decide(request);
-            }
-            TurnEvent::Error(error) => {
-                assert!(seen.error.is_none() && !seen.complete, "one terminal event");
-                seen.error = Some(error);
-            }
-            TurnEvent::Complete => {
-                assert!(seen.error.is_none() && !seen.complete, "one terminal event");
-                seen.complete = true;
-            }
-        }
-    }
-    seen
-}
-
-fn run(language: &str, code: &str) -> RecordedRun {
-    RecordedRun {
-        language: language.to_owned(),
-        code: code.to_owned(),
-    }
-}
-
-fn flags(chunks: &[Chunk]) -> Vec<String> {
-    chunks
-        .iter()
-        .filter(|c| c.is_flag())
-        .map(|c| {
-            format!(
-                "{}{:?}",
-                if c.start { "start " } else { "end " },
-                c.kind.unwrap()
-            )
-        })
-        .collect()
-}
+mod loop_support;
+use loop_support::*;
 
 #[tokio::test]
 async fn a_text_reply_completes_with_one_request() {
@@ -504,102 +427,6 @@ async fn no_message_is_an_error() {
     let seen = drive(oi.respond(), |_| {}).await;
     assert!(matches!(seen.error, Some(TurnError::NoMessage)));
     assert_eq!(model.request_count(), 0);
-}
-
-/// Reads events until `stop_here` says so, then stops the turn; the stream ends at once with
-/// no terminal event, and the conversation is usable again.
-async fn stop_when(turn: &mut Turn, mut stop_here: impl FnMut(&TurnEvent) -> bool) -> bool {
-    while let Some(event) = turn.next().await {
-        if stop_here(&event) {
-            turn.stop();
-            assert!(turn.next().now_or_never().flatten().is_none());
-            return true;
-        }
-    }
-    false
-}
-
-#[tokio::test]
-async fn stop_while_the_model_streams() {
-    let (oi, model, computer) = setup(
-        [
-            ModelReply::text("thinking").then_hang(),
-            ModelReply::text("Hi again."),
-        ],
-        RecordingComputer::new(),
-        |_| {},
-    );
-    let mut turn = oi.chat("x");
-    assert!(
-        stop_when(&mut turn, |e| e.chunk().and_then(Chunk::text)
-            == Some("thinking"))
-        .await
-    );
-    drop(turn);
-    assert!(computer.runs().is_empty());
-    let seen = drive(oi.chat("again"), |_| {}).await;
-    assert!(seen.complete);
-    assert_eq!(model.request_count(), 2);
-}
-
-#[tokio::test]
-async fn stop_while_waiting_for_approval_runs_nothing() {
-    let (oi, _model, computer) = setup(
-        [ModelReply::code("shell", "ls")],
-        RecordingComputer::new(),
-        |s| s.auto_run = false,
-    );
-    let mut turn = oi.chat("x");
-    let mut parked = None;
-    let stopped = stop_when(&mut turn, |e| {
-        if let TurnEvent::Approval(_) = e {
-            parked = Some(());
-            true
-        } else {
-            false
-        }
-    })
-    .await;
-    assert!(stopped && parked.is_some());
-    assert!(computer.runs().is_empty());
-    // The code stays the last message, pending; no decline note was added.
-    assert_eq!(oi.messages().last(), Some(&Message::code("shell", "ls")));
-}
-
-#[tokio::test]
-async fn stop_while_code_runs_drops_the_run() {
-    let (oi, _model, computer) = setup(
-        [ModelReply::code("python", "import time; time.sleep(600)")],
-        RecordingComputer::new().with_outputs([RunOutput::hang()]),
-        |_| {},
-    );
-    let mut turn = oi.chat("x");
-    assert!(
-        stop_when(&mut turn, |e| e
-            .chunk()
-            .is_some_and(|c| c.has_format("active_line")))
-        .await
-    );
-    drop(turn);
-    assert_eq!(computer.runs().len(), 1);
-    assert_eq!(computer.interrupted_runs(), 1);
-}
-
-#[tokio::test]
-async fn dropping_the_turn_is_stopping_it() {
-    let (oi, _model, computer) = setup(
-        [ModelReply::code("python", "x")],
-        RecordingComputer::new().with_outputs([RunOutput::hang()]),
-        |_| {},
-    );
-    let mut turn = oi.chat("x");
-    while let Some(event) = turn.next().await {
-        if event.chunk().is_some_and(|c| c.has_format("active_line")) {
-            break;
-        }
-    }
-    drop(turn);
-    assert_eq!(computer.interrupted_runs(), 1);
 }
 
 #[tokio::test]
