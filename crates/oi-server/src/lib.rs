@@ -48,6 +48,7 @@ pub mod store;
 pub mod store_link;
 pub mod store_open;
 mod turns;
+pub mod web;
 pub mod ws;
 
 pub use accumulate::{AccumulateError, Accumulator};
