@@ -174,7 +174,7 @@ async fn root(State(state): State<AppState>, request: Request) -> Response {
     let session = state.sessions.default_session();
     match upgrade(state, session, request).await {
         Some(response) => response,
-        None => crate::web::asset("/").unwrap_or_else(|| not_found_response()),
+        None => crate::web::asset("/").unwrap_or_else(not_found_response),
     }
 }
 
