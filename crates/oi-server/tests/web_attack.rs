@@ -24,16 +24,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use webdriver::Browser;
 
-fn skip_reason() -> Option<String> {
-    let reason = webdriver::missing()?;
-    assert!(
-        std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
-        "OI_TEST_REQUIRE_ALL=1 but {reason}"
-    );
-    eprintln!("skipped: {reason}");
-    Some(reason)
-}
-
 /// The attacker's page: every request it makes goes to `target` (`127.0.0.1:PORT`), and it
 /// writes what it saw into `window.results`.
 fn hostile_page(target: &str) -> String {
@@ -116,7 +106,7 @@ async fn server_state(server: &ServerProcess) -> (Value, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
 async fn another_sites_page_cannot_use_the_server_in_chromium() {
-    if skip_reason().is_some() {
+    if webdriver::skip_reason().is_some() {
         return;
     }
     let model = ScriptedServer::start(Script::responder(|_| Reply::text("hello from the model")))

@@ -31,16 +31,6 @@ const HOSTILE: &str = "Hostile: <img src=x onerror=\"window.__pwned=1\"> \
 ![pic](javascript:alert(5)) <iframe src=\"javascript:alert(6)\"></iframe> \
 <svg onload=\"window.__pwned=7\"></svg> **done**";
 
-fn skip_reason() -> Option<String> {
-    let reason = webdriver::missing()?;
-    assert!(
-        std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
-        "OI_TEST_REQUIRE_ALL=1 but {reason}"
-    );
-    eprintln!("skipped: {reason}");
-    Some(reason)
-}
-
 /// The text of a message (a string, or a list of text parts).
 fn text_of(message: &Value) -> String {
     match message.get("content") {
@@ -138,7 +128,7 @@ async fn send(browser: &Browser, text: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
 async fn chat_approve_stream_reload_stop_and_a_hostile_reply_in_chromium() {
-    if skip_reason().is_some() {
+    if webdriver::skip_reason().is_some() {
         return;
     }
     let (_model, server) = start_server(None).await;
@@ -411,7 +401,7 @@ async fn chat_approve_stream_reload_stop_and_a_hostile_reply_in_chromium() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
 async fn the_key_flow_and_sessions_in_chromium() {
-    if skip_reason().is_some() {
+    if webdriver::skip_reason().is_some() {
         return;
     }
     let (_model, server) = start_server(Some(KEY)).await;

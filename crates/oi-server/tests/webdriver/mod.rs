@@ -46,6 +46,18 @@ pub fn missing() -> Option<String> {
     None
 }
 
+/// `Some(reason)` when the browser cannot run here (said on stderr: the test then skips);
+/// panics instead when `OI_TEST_REQUIRE_ALL=1`.
+pub fn skip_reason() -> Option<String> {
+    let reason = missing()?;
+    assert!(
+        std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
+        "OI_TEST_REQUIRE_ALL=1 but {reason}"
+    );
+    eprintln!("skipped: {reason}");
+    Some(reason)
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
