@@ -78,7 +78,7 @@ fn model_script() -> Script {
             ]);
         }
         if text.contains("compute") {
-            let source = "print('<img src=x onerror=\"window.__pwned=9\">')\nprint(6*7)";
+            let source = "print('<img src=x onerror=\"window.__pwned=9\">')\nprint('<script>window.__pwned=10</script>')\nprint(6*7)";
             return code(body, "Let me **compute** it.", source);
         }
         if text.contains("sleep") {
@@ -123,6 +123,34 @@ const CONNECTED: &str = "document.getElementById('status').textContent === 'conn
 async fn send(browser: &Browser, text: &str) {
     browser.type_into("#input", text).await;
     browser.type_into("#input", ENTER).await;
+}
+
+/// Nothing hostile in the conversation took effect: no global set, no element that could run
+/// or load something, no link, and the payloads (the reply's and the code output's `<script>`)
+/// visible as text.
+async fn assert_inert(browser: &Browser) {
+    let dom = browser
+        .js(
+            "const log = document.getElementById('log'); return {pwned: window.__pwned === undefined ? null : window.__pwned, scripts: document.scripts.length, imgs: log.querySelectorAll('img').length, frames: log.querySelectorAll('iframe').length, svgs: log.querySelectorAll('svg').length, handlers: [...log.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length, links: [...log.querySelectorAll('a')].map(a => a.href), text: log.textContent.includes('<script>window.__pwned=2</script>') && log.textContent.includes('<script>window.__pwned=10</script>')};",
+            json!([]),
+        )
+        .await;
+    assert_eq!(dom["pwned"], Value::Null, "{dom}");
+    assert_eq!(
+        dom["scripts"],
+        json!(1),
+        "only the page's own script: {dom}"
+    );
+    assert_eq!(dom["imgs"], json!(0), "{dom}");
+    assert_eq!(dom["frames"], json!(0), "{dom}");
+    assert_eq!(dom["svgs"], json!(0), "{dom}");
+    assert_eq!(dom["handlers"], json!(0), "{dom}");
+    assert_eq!(dom["links"], json!([]), "no link survives: {dom}");
+    assert_eq!(
+        dom["text"],
+        json!(true),
+        "the payload is shown as text: {dom}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,28 +325,20 @@ async fn chat_approve_stream_reload_stop_and_a_hostile_reply_in_chromium() {
     assert!(!blocked.is_empty());
     browser.click(".blocked-link").await;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let dom = browser
-        .js(
-            "const log = document.getElementById('log'); return {pwned: window.__pwned === undefined ? null : window.__pwned, scripts: document.scripts.length, imgs: log.querySelectorAll('img').length, frames: log.querySelectorAll('iframe').length, svgs: log.querySelectorAll('svg').length, handlers: [...log.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length, links: [...log.querySelectorAll('a')].map(a => a.href), text: log.textContent.includes('<script>window.__pwned=2</script>')};",
-            json!([]),
+    assert_inert(&browser).await;
+    // The same conversation restored from the server after a reload: still inert.
+    browser.reload().await;
+    browser
+        .wait_for(CONNECTED, 15, "the socket after reload")
+        .await;
+    browser
+        .wait_for(
+            "[...document.querySelectorAll('.msg.assistant strong')].some(s => s.textContent === 'done')",
+            10,
+            "the restored hostile reply",
         )
         .await;
-    assert_eq!(dom["pwned"], Value::Null, "{dom}");
-    assert_eq!(
-        dom["scripts"],
-        json!(1),
-        "only the page's own script: {dom}"
-    );
-    assert_eq!(dom["imgs"], json!(0), "{dom}");
-    assert_eq!(dom["frames"], json!(0), "{dom}");
-    assert_eq!(dom["svgs"], json!(0), "{dom}");
-    assert_eq!(dom["handlers"], json!(0), "{dom}");
-    assert_eq!(dom["links"], json!([]), "no link survives: {dom}");
-    assert_eq!(
-        dom["text"],
-        json!(true),
-        "the payload is shown as text: {dom}"
-    );
+    assert_inert(&browser).await;
     assert_eq!(browser.alert_text().await, None, "no alert opened");
 
     // Phone width: no sideways scrolling, the sessions behind a menu button.
