@@ -285,10 +285,16 @@ impl Drop for Browser {
                 let _ = tcp.read_to_end(&mut Vec::new());
             }
         }
-        let _ = Command::new("kill")
-            .arg("-KILL")
-            .arg(format!("-{}", self.driver.id()))
-            .status();
+        // The group's leader is chromedriver (never 1: kill(-1) would signal every process).
+        // A direct kill(2), not `kill -KILL -PGID`: procps-ng 4.0.2's kill(1) can take the
+        // negative number for something else and signal far more than the group.
+        let group = i32::try_from(self.driver.id())
+            .ok()
+            .filter(|pid| *pid > 1)
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(group) = group {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
