@@ -535,5 +535,31 @@ async fn the_key_flow_and_sessions_in_chromium() {
         let message = entry["message"].as_str().unwrap_or_default();
         assert!(message.contains("403"), "console error: {entry}");
     }
+    // A link to a session the server no longer has (deleted, or the server restarted): the
+    // page opens it again behind the key, rather than knock on a socket that needs the key.
+    browser
+        .js("location.hash = '#session=' + arguments[0];", json!([id]))
+        .await;
+    browser
+        .wait_for(
+            &format!(
+                "document.getElementById('session-name').textContent === '{id}' && {CONNECTED} && !document.querySelector('.msg')"
+            ),
+            15,
+            "the gone session, opened again",
+        )
+        .await;
+    send(&browser, "back again").await;
+    browser
+        .wait_for(
+            "document.body.textContent.includes('you said back again')",
+            15,
+            "an answer in it",
+        )
+        .await;
+    for entry in severe(&browser).await {
+        let message = entry["message"].as_str().unwrap_or_default();
+        assert!(message.contains("404"), "console error: {entry}");
+    }
     browser.quit().await;
 }

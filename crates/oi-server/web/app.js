@@ -700,7 +700,15 @@ function renderHistory(messages) {
 }
 
 async function loadHistory() {
-  const r = await api("GET", "/sessions/" + encodeURIComponent(app.session) + "/messages");
+  const path = "/sessions/" + encodeURIComponent(app.session);
+  let r = await api("GET", path + "/messages");
+  if (r.status === 404 && app.session !== "default") {
+    // Not live in this server (it restarted, or the session was deleted or reaped): open it
+    // again behind the key (a socket alone may not create a session on a server with a key;
+    // with a store, this brings the saved conversation back).
+    const made = await api("POST", path);
+    if (made.ok) r = await api("GET", path + "/messages");
+  }
   if (r.ok && Array.isArray(r.data.messages)) renderHistory(r.data.messages);
 }
 
