@@ -263,6 +263,13 @@ impl Browser {
             .unwrap()
     }
 
+    /// Runs a Chrome DevTools Protocol command (chromedriver's `goog/cdp/execute`), e.g.
+    /// `Emulation.setEmulatedMedia`.
+    pub async fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.post("/goog/cdp/execute", json!({ "cmd": cmd, "params": params }))
+            .await
+    }
+
     /// Sets the window's size.
     pub async fn resize(&self, width: u32, height: u32) {
         self.post("/window/rect", json!({"width": width, "height": height}))
