@@ -4,9 +4,9 @@
 //! another origin opens WebSockets to the server, posts settings with `fetch` and with a
 //! `text/plain` form (CSRF), tries to read a conversation and frames the page. Nothing reaches
 //! the model, no setting changes, no session is made, nothing is read, the frame stays empty.
-//! The same requests from the server's own page do work (the control: the browser does send
-//! them). DNS rebinding (another name for the server's address) is refused by the Host check:
-//! `attack_host.rs` sends those requests itself.
+//! DNS rebinding (Chromium told that `evil.test` is 127.0.0.1, so the attacker's page and the
+//! server share an origin) is refused by the Host check: the page, a POST and a socket. The
+//! same requests from the server's own page do work (the control: the browser does send them).
 //!
 //! Slow, so ignored by `cargo test`: run with `cargo xtask web-tests`. Without chromium and
 //! chromium-driver the test skips, saying why, unless `OI_TEST_REQUIRE_ALL=1`.
@@ -115,7 +115,7 @@ async fn another_sites_page_cannot_use_the_server_in_chromium() {
     let server = Launch::new(&model.base_url()).asking().start();
     let target = server.addr();
     let hostile = serve_hostile(hostile_page(&target)).await;
-    let browser = Browser::start().await;
+    let browser = Browser::start_with(&["--host-resolver-rules=MAP evil.test 127.0.0.1"]).await;
 
     browser.goto(&format!("http://127.0.0.1:{hostile}/")).await;
     browser
@@ -152,6 +152,49 @@ async fn another_sites_page_cannot_use_the_server_in_chromium() {
     assert!(!instructions.contains("csrf"), "{settings}");
     assert!(!sessions.contains("evil"), "{sessions}");
 
+    // DNS rebinding: a name of the attacker's that resolves to the server. The browser then
+    // thinks the server's answers are the attacker's own (same origin); the Host check
+    // refuses them all.
+    let port = server.port;
+    browser.goto(&format!("http://evil.test:{port}/")).await;
+    let body = browser
+        .js("return document.body.innerText;", json!([]))
+        .await;
+    assert!(
+        body.as_str()
+            .unwrap_or_default()
+            .contains("not a name of this server"),
+        "{body}"
+    );
+    browser
+        .js(
+            "window.__r = null; fetch('/settings', {method: 'POST', headers: {'Content-Type': 'text/plain'}, body: JSON.stringify({custom_instructions: 'rebound'})}).then(r => r.text().then(t => { window.__r = r.status + ' ' + t; }), e => { window.__r = 'failed ' + e; });",
+            json!([]),
+        )
+        .await;
+    browser.wait_for("window.__r", 10, "the rebound POST").await;
+    let rebound = browser.js("return window.__r;", json!([])).await;
+    assert!(
+        rebound.as_str().unwrap_or_default().starts_with("403 "),
+        "{rebound}"
+    );
+
+    browser
+        .js(
+            "window.__ws = null; const s = new WebSocket('ws://' + location.host + '/'); s.onopen = () => { window.__ws = 'opened'; }; s.onclose = (e) => { window.__ws = window.__ws || 'closed ' + e.code; };",
+            json!([]),
+        )
+        .await;
+    browser
+        .wait_for("window.__ws", 10, "the rebound socket")
+        .await;
+    let socket = browser.js("return window.__ws;", json!([])).await;
+    assert_eq!(
+        socket,
+        json!("closed 1006"),
+        "the rebound socket never opens"
+    );
+
     // The control: the server's own page, same origin, does get through (so the requests
     // above were really made, and refused).
     browser.goto(&format!("http://{target}/")).await;
@@ -177,7 +220,7 @@ async fn another_sites_page_cannot_use_the_server_in_chromium() {
         json!("same-origin"),
         "{settings}"
     );
-    for instructions in ["csrf-form", "csrf-fetch"] {
+    for instructions in ["csrf-form", "csrf-fetch", "rebound"] {
         assert!(!settings.to_string().contains(instructions), "{settings}");
     }
     browser.quit().await;

@@ -70,6 +70,11 @@ impl Browser {
     /// Starts chromedriver and a fresh headless Chromium (its own profile folder), with the
     /// browser's console log recorded.
     pub async fn start() -> Browser {
+        Browser::start_with(&[]).await
+    }
+
+    /// [`Browser::start`] with more Chromium flags (`extra`).
+    pub async fn start_with(extra: &[&str]) -> Browser {
         let port = free_port();
         // Its own process group, so that dropping the browser ends Chromium too.
         let driver = Command::new(CHROMEDRIVER)
@@ -98,7 +103,7 @@ impl Browser {
         }
         let profile = tempfile::tempdir().unwrap();
         let profile_arg = format!("--user-data-dir={}", profile.path().display());
-        let args = [
+        let mut args = vec![
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
@@ -111,6 +116,7 @@ impl Browser {
             "--window-size=1100,760",
             &profile_arg,
         ];
+        args.extend_from_slice(extra);
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {"binary": CHROMIUM, "args": args},
