@@ -1,7 +1,8 @@
 //! The web page's code and output panels (issue 27), in real headless Chromium against the
 //! real `oi-server` binary and the scripted model: long output capped with "Show all",
 //! Decline (the code does not run: a file it would write is never written), Edit (the edited
-//! code is what runs, after its own approval), and the dark and light colour schemes.
+//! code is what runs, after its own approval), the keyboard (Enter on the focused Run, Escape
+//! stops), and the dark and light colour schemes.
 //!
 //! Slow, so ignored by `cargo test`: run with `cargo xtask web-tests`. Without chromium and
 //! chromium-driver the test skips, saying why, unless `OI_TEST_REQUIRE_ALL=1`.
@@ -14,7 +15,7 @@ mod webdriver;
 use oi_testkit::{Reply, Script, ScriptedServer};
 use process::Launch;
 use serde_json::{Value, json};
-use webdriver::{Browser, ENTER};
+use webdriver::{Browser, ENTER, ESCAPE};
 
 const CONNECTED: &str = "document.getElementById('status').textContent === 'connected'";
 const IDLE: &str = "document.getElementById('stop').hidden";
@@ -71,6 +72,10 @@ fn model_script() -> Script {
                 .trim();
             return code(body, "Running your version.", source);
         }
+        if text.contains("sleep") {
+            let source = "import time\nprint('sleeping', flush=True)\ntime.sleep(600)";
+            return code(body, "Sleeping.", source);
+        }
         if text.contains("long") {
             return code(body, "A lot of output.", "print('x' * 20000)");
         }
@@ -126,10 +131,18 @@ async fn long_output_decline_edit_and_dark_mode_in_chromium() {
         json!("rgb(255, 255, 255)")
     );
 
-    // Long output: the last 8 000 characters, and a button that shows all of it.
+    // Long output: the last 8 000 characters, and a button that shows all of it. With the
+    // keyboard: Run has the focus when the code asks, and Enter runs it.
     send(&browser, "long output please").await;
     browser.wait_for(PENDING, 15, "the approval").await;
-    browser.click(".approval.pending .run").await;
+    browser
+        .wait_for(
+            "document.activeElement.classList.contains('run')",
+            5,
+            "Run to have the focus",
+        )
+        .await;
+    browser.press(ENTER).await;
     browser
         .wait_for(
             &format!("{IDLE} && document.querySelector('.panel.output .more') && !document.querySelector('.panel.output .more').hidden"),
@@ -156,6 +169,20 @@ async fn long_output_decline_edit_and_dark_mode_in_chromium() {
         )
         .await;
     assert_eq!(full, json!(["x".repeat(20000), true]));
+
+    // Escape in the message box stops what runs.
+    send(&browser, "sleep a while").await;
+    browser.wait_for(PENDING, 15, "the approval").await;
+    browser.press(ENTER).await;
+    browser
+        .wait_for(
+            "[...document.querySelectorAll('.panel.output pre')].some(p => p.textContent.includes('sleeping')) && !document.getElementById('stop').hidden",
+            20,
+            "the sleeping code",
+        )
+        .await;
+    browser.type_into("#input", ESCAPE).await;
+    browser.wait_for(IDLE, 10, "Escape to stop it").await;
 
     // Decline: the code does not run.
     send(&browser, "write a file").await;

@@ -25,6 +25,8 @@ pub const ENTER: &str = "\u{E007}";
 pub const SHIFT: &str = "\u{E008}";
 /// Releases held modifier keys.
 pub const RELEASE: &str = "\u{E000}";
+/// Escape.
+pub const ESCAPE: &str = "\u{E00C}";
 
 /// A running chromedriver and one browser session; both end when dropped.
 pub struct Browser {
@@ -267,6 +269,15 @@ impl Browser {
         base64::engine::general_purpose::STANDARD
             .decode(answer.as_str().unwrap_or_default())
             .unwrap()
+    }
+
+    /// Presses and releases `key` (e.g. [`ENTER`]) wherever the focus is, as a user would.
+    pub async fn press(&self, key: &str) {
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": key}, {"type": "keyUp", "value": key},
+        ]}]});
+        let answer = self.post("/actions", actions).await;
+        assert!(answer.is_null(), "press {key:?}: {answer}");
     }
 
     /// Runs a Chrome DevTools Protocol command (chromedriver's `goog/cdp/execute`), e.g.
