@@ -44,6 +44,8 @@ const ROUTES: &[RouteSpec] = &[
     spec("/sessions/{id}/messages", &["GET"]),
     spec("/openai/chat/completions", &["POST"]),
     // The web page's static files (web.rs; `/` above is its HTML).
+    spec("/static/render.js", &["GET"]),
+    spec("/static/conversation.js", &["GET"]),
     spec("/static/app.js", &["GET"]),
     spec("/static/app.css", &["GET"]),
     spec("/favicon.svg", &["GET"]),

@@ -28,6 +28,16 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../web/index.html"),
     },
     Asset {
+        path: "/static/render.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../web/render.js"),
+    },
+    Asset {
+        path: "/static/conversation.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../web/conversation.js"),
+    },
+    Asset {
         path: "/static/app.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../web/app.js"),
@@ -51,6 +61,8 @@ const ASSETS: &[Asset] = &[
 
 /// The paths of the page's static files besides `/` (each registered as a `GET` route).
 pub const ASSET_PATHS: &[&str] = &[
+    "/static/render.js",
+    "/static/conversation.js",
     "/static/app.js",
     "/static/app.css",
     "/favicon.svg",

@@ -131,15 +131,19 @@ async fn send(browser: &Browser, text: &str) {
 async fn assert_inert(browser: &Browser) {
     let dom = browser
         .js(
-            "const log = document.getElementById('log'); return {pwned: window.__pwned === undefined ? null : window.__pwned, scripts: document.scripts.length, imgs: log.querySelectorAll('img').length, frames: log.querySelectorAll('iframe').length, svgs: log.querySelectorAll('svg').length, handlers: [...log.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length, links: [...log.querySelectorAll('a')].map(a => a.href), text: log.textContent.includes('<script>window.__pwned=2</script>') && log.textContent.includes('<script>window.__pwned=10</script>')};",
+            "const log = document.getElementById('log'); return {pwned: window.__pwned === undefined ? null : window.__pwned, scripts: [...document.scripts].map(s => s.getAttribute('src')), imgs: log.querySelectorAll('img').length, frames: log.querySelectorAll('iframe').length, svgs: log.querySelectorAll('svg').length, handlers: [...log.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length, links: [...log.querySelectorAll('a')].map(a => a.href), text: log.textContent.includes('<script>window.__pwned=2</script>') && log.textContent.includes('<script>window.__pwned=10</script>')};",
             json!([]),
         )
         .await;
     assert_eq!(dom["pwned"], Value::Null, "{dom}");
     assert_eq!(
         dom["scripts"],
-        json!(1),
-        "only the page's own script: {dom}"
+        json!([
+            "/static/render.js",
+            "/static/conversation.js",
+            "/static/app.js"
+        ]),
+        "only the page's own scripts: {dom}"
     );
     assert_eq!(dom["imgs"], json!(0), "{dom}");
     assert_eq!(dom["frames"], json!(0), "{dom}");
