@@ -1,6 +1,8 @@
 //! HTTP authentication: one default-deny door in front of the whole router. Every request is
 //! checked before it is routed (so unmatched paths and methods too), on its raw path: only
-//! `GET /heartbeat`, `GET /` (the test page, or the default session's socket) and a real
+//! `GET /heartbeat`, `GET /` (the web page, or the default session's socket), `GET` of the
+//! page's static files (their exact paths, web.rs: they hold no data, and the page must load
+//! before the user can type the key) and a real
 //! WebSocket upgrade of `/sessions/{id}` pass without the `X-API-KEY` header; the sockets then
 //! demand the `{"auth": KEY}` frame before anything else (ws.rs). `//heartbeat`, `/heartbeat/`,
 //! `/%68eartbeat` or `/HEARTBEAT` are not `/heartbeat`: they need the key like any other path.
@@ -45,14 +47,15 @@ pub fn is_websocket_upgrade(method: &Method, headers: &HeaderMap) -> bool {
             .is_some_and(|v| v.as_bytes() == b"13")
 }
 
-/// Whether a request may pass the door without the key: `GET /heartbeat`, `GET /` (the test
-/// page; as an upgrade, the socket then asks for the auth frame), and a real WebSocket
-/// upgrade of `/sessions/{id}` with a valid id. `path` is the raw path, as sent.
+/// Whether a request may pass the door without the key: `GET /heartbeat`, `GET /` (the web
+/// page; as an upgrade, the socket then asks for the auth frame), `GET` of exactly one of the
+/// page's static files ([`crate::web::ASSET_PATHS`]), and a real WebSocket upgrade of
+/// `/sessions/{id}` with a valid id. `path` is the raw path, as sent.
 pub fn open_without_key(method: &Method, path: &str, headers: &HeaderMap) -> bool {
     if method != Method::GET {
         return false;
     }
-    if path == "/heartbeat" || path == "/" {
+    if path == "/heartbeat" || path == "/" || crate::web::is_asset(path) {
         return true;
     }
     path.strip_prefix("/sessions/")
@@ -108,6 +111,8 @@ mod tests {
         assert!(open_without_key(&Method::GET, "/heartbeat", &none));
         assert!(open_without_key(&Method::GET, "/", &none));
         assert!(open_without_key(&Method::GET, "/sessions/a-1_B", &real));
+        assert!(open_without_key(&Method::GET, "/static/app.js", &none));
+        assert!(open_without_key(&Method::GET, "/favicon.svg", &none));
         for (method, path, h) in [
             (Method::GET, "/sessions/a", &fake),
             (Method::GET, "/sessions/a", &none),
@@ -125,6 +130,14 @@ mod tests {
             (Method::GET, "/sessions/../settings", &real),
             (Method::GET, "/sessions//settings", &real),
             (Method::GET, "/settings", &real),
+            (Method::POST, "/static/app.js", &none),
+            (Method::HEAD, "/static/app.css", &none),
+            (Method::GET, "/static/app.js/", &none),
+            (Method::GET, "//static/app.js", &none),
+            (Method::GET, "/static/%61pp.js", &none),
+            (Method::GET, "/static/../settings", &none),
+            (Method::GET, "/static/", &none),
+            (Method::GET, "/sessions/a/messages", &real),
         ] {
             assert!(!open_without_key(&method, path, h), "{method} {path}");
         }

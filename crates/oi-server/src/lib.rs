@@ -42,6 +42,7 @@ pub mod state;
 pub mod store;
 pub mod store_link;
 pub mod store_open;
+pub mod web;
 pub mod ws;
 
 pub use config::{ConfigError, InterruptMode, ServerConfig};

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path, Request, State, WebSocketUpgrade};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, post};
 use serde_json::{Value, json};
 
@@ -40,8 +40,16 @@ const ROUTES: &[RouteSpec] = &[
     spec("/settings", &["GET", "POST"]),
     spec("/settings/{name}", &["GET"]),
     spec("/sessions", &["GET"]),
-    spec("/sessions/{id}", &["GET", "DELETE"]),
+    spec("/sessions/{id}", &["GET", "POST", "DELETE"]),
+    spec("/sessions/{id}/messages", &["GET"]),
     spec("/openai/chat/completions", &["POST"]),
+    // The web page's static files (web.rs; `/` above is its HTML).
+    spec("/static/render.js", &["GET"]),
+    spec("/static/conversation.js", &["GET"]),
+    spec("/static/app.js", &["GET"]),
+    spec("/static/app.css", &["GET"]),
+    spec("/favicon.svg", &["GET"]),
+    spec("/favicon.ico", &["GET"]),
 ];
 
 /// The routes that run code or touch files directly (`INTERPRETER_INSECURE_ROUTES=true`).
@@ -71,11 +79,14 @@ fn endpoint(path: &str, method: &str) -> Option<MethodRouter<AppState>> {
         ("/settings/{name}", "GET") => get(get_settings),
         ("/sessions", "GET") => get(list_sessions),
         ("/sessions/{id}", "GET") => get(session_socket),
+        ("/sessions/{id}", "POST") => post(create_session),
         ("/sessions/{id}", "DELETE") => delete(delete_session),
+        ("/sessions/{id}/messages", "GET") => get(session_messages),
         ("/openai/chat/completions", "POST") => post(openai::chat_completions),
         ("/run", "POST") => post(insecure::run),
         ("/upload", "POST") => post(insecure::upload),
         ("/download/{*path}", "GET") => get(insecure::download),
+        (asset, "GET") if crate::web::is_asset(asset) => get(crate::web::serve),
         _ => return None,
     })
 }
@@ -111,6 +122,10 @@ pub fn router(state: AppState) -> Router {
 
 /// Any path the router does not have: 404 with `{"detail": "Not Found"}`, as FastAPI answers.
 async fn not_found() -> Response {
+    not_found_response()
+}
+
+fn not_found_response() -> Response {
     (
         axum::http::StatusCode::NOT_FOUND,
         Json(json!({"detail": "Not Found"})),
@@ -156,12 +171,12 @@ fn wants_input_numbers(query: Option<&str>) -> bool {
         .any(|(name, value)| name == "input_numbers" && matches!(value, "1" | "true" | "yes"))
 }
 
-/// `GET /`: the WebSocket of the default session, or the test page.
+/// `GET /`: the WebSocket of the default session, or the web page (web.rs).
 async fn root(State(state): State<AppState>, request: Request) -> Response {
     let session = state.sessions.default_session();
     match upgrade(state, session, request).await {
         Some(response) => response,
-        None => Html(TEST_PAGE).into_response(),
+        None => crate::web::asset("/").unwrap_or_else(not_found_response),
     }
 }
 
@@ -188,30 +203,66 @@ async fn session_socket(
         )
         .into_response();
     }
-    if let Some(cluster) = state.sessions.cluster().cloned() {
-        if let Err(refusal) = crate::cluster::claim(&state.sessions, &cluster, &id).await {
-            return refusal.into_response();
-        }
-    }
-    let (session, evicted) = match state.sessions.get_or_create(&id) {
-        Ok(found) => found,
-        Err(e) => {
-            let status = match e {
-                crate::sessions::SessionError::InvalidId(_) => axum::http::StatusCode::BAD_REQUEST,
-                crate::sessions::SessionError::Full(_) => {
-                    axum::http::StatusCode::SERVICE_UNAVAILABLE
-                }
-            };
-            return ApiError::new(status, e.to_string()).into_response();
-        }
+    let session = match open_session(&state, &id).await {
+        Ok(session) => session,
+        Err(refusal) => return refusal,
     };
-    if let Some(evicted) = evicted {
-        tokio::spawn(async move { evicted.shutdown().await });
-    }
     match upgrade(state, session, request).await {
         Some(response) => response,
         None => ApiError::bad_request("expected a WebSocket upgrade").into_response(),
     }
+}
+
+/// Session `id`, created if needed (claimed first when replicas share a store); an evicted
+/// session is shut down aside.
+async fn open_session(state: &AppState, id: &str) -> Result<Arc<Session>, Response> {
+    if let Some(cluster) = state.sessions.cluster().cloned() {
+        crate::cluster::claim(&state.sessions, &cluster, id)
+            .await
+            .map_err(IntoResponse::into_response)?;
+    }
+    let (session, evicted) = state.sessions.get_or_create(id).map_err(|e| {
+        let status = match e {
+            crate::sessions::SessionError::InvalidId(_) => axum::http::StatusCode::BAD_REQUEST,
+            crate::sessions::SessionError::Full(_) => axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        };
+        ApiError::new(status, e.to_string()).into_response()
+    })?;
+    if let Some(evicted) = evicted {
+        tokio::spawn(async move { evicted.shutdown().await });
+    }
+    Ok(session)
+}
+
+/// `POST /sessions/{id}`: creates session `id` (or finds it) and answers its entry. Behind
+/// the key like every route: a browser cannot put `X-API-KEY` on a WebSocket upgrade, so the
+/// web page creates a session this way and then connects to it.
+async fn create_session(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    if let Err(refusal) = open_session(&state, &id).await {
+        return refusal;
+    }
+    match state.sessions.list().into_iter().find(|s| s.id == id) {
+        Some(info) => Json(info).into_response(),
+        None => ApiError::not_found(format!("no session {id}")).into_response(),
+    }
+}
+
+/// `GET /sessions/{id}/messages`: the conversation of session `id` (`default`: the default
+/// session), as `GET /settings/messages` shows the default session's: `{"messages": [...]}`.
+async fn session_messages(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let session = if id == DEFAULT_SESSION {
+        Some(state.sessions.default_session())
+    } else {
+        state.sessions.get(&id)
+    };
+    let session = session.ok_or_else(|| ApiError::not_found(format!("no session {id}")))?;
+    let interpreter = session.interpreter().interpreter();
+    let messages = get_setting(&interpreter.settings(), &interpreter.messages(), "messages")
+        .unwrap_or(Value::Array(Vec::new()));
+    Ok(Json(json!({ "messages": messages })))
 }
 
 async fn list_sessions(State(state): State<AppState>) -> Json<Value> {
@@ -309,49 +360,6 @@ async fn get_all_settings(State(state): State<AppState>) -> Json<Value> {
         &session.interpreter().interpreter().settings(),
     ))
 }
-
-/// The built-in test page: a text box, Send, Approve Code, Stop, Send Auth.
-const TEST_PAGE: &str = r#"<!DOCTYPE html>
-<html>
-<head><meta charset="utf-8"><title>oi server</title></head>
-<body>
-<h1>oi server</h1>
-<form id="form"><textarea id="input" rows="4" cols="80"></textarea><br>
-<button type="submit">Send</button>
-<button type="button" id="go">Approve Code</button>
-<button type="button" id="stop">Stop</button>
-<input id="key" placeholder="API key"><button type="button" id="auth">Send Auth</button></form>
-<pre id="out"></pre>
-<script>
-const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/");
-const out = document.getElementById("out");
-const send = (o) => ws.send(JSON.stringify(o));
-const say = (type, content) => {
-  send({role: "user", type: type, start: true});
-  send({role: "user", type: type, content: content});
-  send({role: "user", type: type, end: true});
-};
-ws.onmessage = (e) => {
-  const c = JSON.parse(e.data);
-  if (c.id) send({ack: c.id});
-  if (c.start || c.end) { out.textContent += "\n"; return; }
-  if (c.type === "confirmation") { out.textContent += "\n[Approve Code to run it]\n"; return; }
-  if (c.content !== undefined && c.content !== null && c.format !== "active_line")
-    out.textContent += typeof c.content === "string" ? c.content : JSON.stringify(c.content);
-};
-document.getElementById("form").onsubmit = (e) => {
-  e.preventDefault();
-  const t = document.getElementById("input").value.trim();
-  if (t.startsWith("{") && t.endsWith("}")) ws.send(t); else say("message", t);
-  out.textContent += "\n> " + t + "\n";
-};
-document.getElementById("go").onclick = () => say("command", "go");
-document.getElementById("stop").onclick = () => say("command", "stop");
-document.getElementById("auth").onclick = () => send({auth: document.getElementById("key").value});
-</script>
-</body>
-</html>
-"#;
 
 #[cfg(test)]
 mod tests {

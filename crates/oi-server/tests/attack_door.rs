@@ -160,7 +160,12 @@ async fn every_route_with_every_method_and_spelling_is_refused_without_the_key()
         for spelled in variants(&path) {
             for method in METHODS {
                 for (i, headers) in header_sets.iter().enumerate() {
-                    let open = *method == "GET" && (spelled == "/heartbeat" || spelled == "/");
+                    // `/heartbeat`, the web page and its static files (exact paths, GET:
+                    // they hold no data, and the page must load before the key is typed).
+                    let open = *method == "GET"
+                        && (spelled == "/heartbeat"
+                            || spelled == "/"
+                            || oi_server::web::is_asset(&spelled));
                     let real_upgrade = i == 4 && *method == "GET";
                     if open || (real_upgrade && spelled == "/sessions/intruder") {
                         // Open by design (the sockets then ask for the auth frame: below).
@@ -231,13 +236,29 @@ async fn every_route_with_every_method_and_spelling_is_refused_without_the_key()
     )
     .await;
     assert_eq!(answer.status, 403, "{}", answer.text);
-    // The two open paths answer without the key.
+    // The open paths answer without the key; the page's files are the embedded ones, with
+    // the page's CSP, and hold nothing of the server's.
     let answer = raw(
         &server.addr(),
         &request("GET", "/heartbeat", &server, &[], &body),
     )
     .await;
     assert_eq!(answer.status, 200, "{}", answer.text);
+    for path in std::iter::once(&"/").chain(oi_server::web::ASSET_PATHS) {
+        let answer = raw(&server.addr(), &request("GET", path, &server, &[], &body)).await;
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text);
+        assert!(
+            answer
+                .text
+                .to_ascii_lowercase()
+                .contains("content-security-policy: default-src 'none'"),
+            "{path}: {}",
+            answer.text
+        );
+        for secret in [KEY, "TOPSECRET", "\"messages\""] {
+            assert!(!answer.text.contains(secret), "{path} holds {secret}");
+        }
+    }
 }
 
 /// The exact attack of issue 21: `Upgrade: websocket` on a POST to the chat endpoint, then

@@ -55,15 +55,77 @@ fn post(path: &str, body: &str) -> Request<Body> {
 }
 
 #[tokio::test]
-async fn heartbeat_and_test_page() {
+async fn heartbeat_and_web_page() {
     let state = offline_state(|c| c.api_key = Some("k".into()));
     assert_eq!(
         call(&state, get("/heartbeat")).await,
         (StatusCode::OK, json!({"status": "alive"}))
     );
+    // The page and its script load without the key (the page then asks for it).
     let (status, page) = call(&state, get("/")).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.as_str().unwrap().contains("new WebSocket"));
+    assert!(
+        page.as_str()
+            .unwrap()
+            .contains(r#"<script src="/static/app.js" defer></script>"#)
+    );
+    let (status, script) = call(&state, get("/static/app.js")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(script.as_str().unwrap().contains("new WebSocket"));
+}
+
+/// What the web page uses besides the settings routes: `POST /sessions/{id}` to make a
+/// session (a browser cannot put the key on a WebSocket upgrade) and
+/// `GET /sessions/{id}/messages` to show its conversation again after a reload.
+#[tokio::test]
+async fn sessions_are_created_over_http_and_their_messages_read() {
+    let state = offline_state(|_| {});
+    let (status, entry) = call(
+        &state,
+        Request::post("/sessions/web-1")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{entry}");
+    assert_eq!(
+        (&entry["id"], &entry["messages"]),
+        (&json!("web-1"), &json!(0))
+    );
+    let (status, list) = call(&state, get("/sessions")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == "web-1"),
+        "{list}"
+    );
+    assert_eq!(
+        call(&state, get("/sessions/web-1/messages")).await,
+        (StatusCode::OK, json!({"messages": []}))
+    );
+    let said = json!([{"role": "user", "type": "message", "content": "hi"}]);
+    let patch = json!({"messages": said}).to_string();
+    assert_eq!(
+        call(&state, post("/settings", &patch)).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(&state, get("/sessions/default/messages")).await,
+        (StatusCode::OK, json!({"messages": said}))
+    );
+    let (status, _) = call(&state, get("/sessions/nobody/messages")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = call(
+        &state,
+        Request::post("/sessions/no%20spaces")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]

@@ -38,6 +38,8 @@ pub struct Launch<'a> {
     pub model_flags: bool,
     /// Whether `-y` (run code without asking) is passed.
     pub auto_run: bool,
+    /// The port to listen on (0: any free one).
+    pub port: u16,
 }
 
 impl<'a> Launch<'a> {
@@ -51,6 +53,7 @@ impl<'a> Launch<'a> {
             shell_prefix: None,
             model_flags: true,
             auto_run: true,
+            port: 0,
         }
     }
 
@@ -64,6 +67,12 @@ impl<'a> Launch<'a> {
     /// is and with which key.
     pub fn without_model_flags(mut self) -> Self {
         self.model_flags = false;
+        self
+    }
+
+    /// Listens on `port` (instead of any free one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
         self
     }
 
@@ -93,7 +102,7 @@ impl<'a> Launch<'a> {
 
     fn command(&self, home: &Path) -> Command {
         let bin = env!("CARGO_BIN_EXE_oi-server");
-        let mut args: Vec<String> = vec!["--port".into(), "0".into()];
+        let mut args: Vec<String> = vec!["--port".into(), self.port.to_string()];
         if self.model_flags {
             args.extend([
                 "--api_base".into(),

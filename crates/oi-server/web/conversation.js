@@ -1,0 +1,224 @@
+// oi's web page (issue 27): the conversation as it streams (messages, code and output panels,
+// images and sandboxed HTML from display()) and the approval of code. Uses render.js; its
+// state (`app`) and the socket (sendInput, sendMessage) are in app.js.
+"use strict";
+
+// ---- The conversation -----------------------------------------------------------------------
+
+const log = () => $("log");
+
+function atBottom() {
+  const l = log();
+  return l.scrollHeight - l.scrollTop - l.clientHeight < 80;
+}
+
+function append(node) {
+  const stick = atBottom();
+  log().append(node);
+  if (stick) log().scrollTop = log().scrollHeight;
+}
+
+function addUser(text) {
+  append(el("div", { class: "msg user", text }));
+}
+
+function addNotice(text, cls) {
+  append(el("div", { class: cls || "notice", text }));
+}
+
+function outputPanel(title) {
+  const pre = el("pre", { class: "out" });
+  const more = el("button", { type: "button", class: "more", hidden: "" });
+  const panel = el("div", { class: "panel output" }, el("div", { class: "head", text: title }), pre, more);
+  const block = { kind: "console", panel, pre, more, text: "", full: false, pending: false };
+  more.addEventListener("click", () => { block.full = true; more.hidden = true; paintOutput(block); });
+  return block;
+}
+
+function paintOutput(block) {
+  block.pending = false;
+  const stick = atBottom();
+  if (!block.full && block.text.length > OUTPUT_CAP) {
+    block.pre.textContent = "…" + block.text.slice(-OUTPUT_CAP);
+    block.more.hidden = false;
+    block.more.textContent = "Show all (" + block.text.length + " characters)";
+  } else {
+    block.pre.textContent = block.text;
+  }
+  if (stick) log().scrollTop = log().scrollHeight;
+}
+
+function paintMarkdown(block) {
+  block.pending = false;
+  const stick = atBottom();
+  block.el.replaceChildren(markdown(block.text));
+  if (stick) log().scrollTop = log().scrollHeight;
+}
+
+function schedule(block, paint) {
+  if (block.pending) return;
+  block.pending = true;
+  requestAnimationFrame(() => paint(block));
+}
+
+const IMAGE_FORMAT = /^base64(?:\.(png|jpeg|jpg|gif))?$/;
+
+function richBlock(c) {
+  return { kind: "rich", role: c.role, type: c.type, format: c.format || "", text: "" };
+}
+
+function paintRich(block) {
+  if (block.type === "image") {
+    const m = IMAGE_FORMAT.exec(block.format);
+    const data = block.text.replace(/\s+/g, "");
+    if (m && /^[A-Za-z0-9+/]+={0,2}$/.test(data)) {
+      const mime = m[1] === "jpg" ? "jpeg" : m[1] || "png";
+      const panel = outputPanel("image");
+      panel.pre.replaceWith(el("img", { alt: "image output", src: "data:image/" + mime + ";base64," + data }));
+      panel.more.remove();
+      append(panel.panel);
+    } else {
+      addNotice("[an image in a format the page does not show: " + block.format + "]");
+    }
+  } else if (block.format === "html") {
+    const panel = outputPanel("HTML output (sandboxed, scripts off)");
+    const frame = el("iframe", { sandbox: "", title: "HTML output", referrerpolicy: "no-referrer" });
+    frame.srcdoc = block.text;
+    panel.pre.replaceWith(frame);
+    panel.more.remove();
+    append(panel.panel);
+  } else {
+    const panel = outputPanel((block.format || "rich") + " output (shown as text, not run)");
+    panel.text = block.text;
+    append(panel.panel);
+    paintOutput(panel);
+  }
+}
+
+function blockKey(c) {
+  return c.role + "/" + c.type + (c.type === "console" ? "" : "/" + (c.format || ""));
+}
+
+function openBlock(c) {
+  closeBlock();
+  let block;
+  if (c.role === "assistant" && c.type === "message") {
+    block = { kind: "md", el: el("div", { class: "msg assistant" }), text: "" };
+    append(block.el);
+  } else if (c.role === "assistant" && c.type === "code") {
+    block = codePanel(c.format, "", false);
+    block.kind = "code";
+    append(block.panel);
+    app.lastCode = block;
+  } else if (c.role === "computer" && c.type === "console") {
+    block = outputPanel("output");
+    if (app.lastCode) block.code = app.lastCode;
+    append(block.panel);
+  } else if (c.role === "user" && c.type === "message") {
+    block = { kind: "user", text: "" };
+  } else {
+    block = richBlock(c);
+  }
+  block.key = blockKey(c);
+  app.cur = block;
+  return block;
+}
+
+function closeBlock() {
+  const block = app.cur;
+  app.cur = null;
+  if (!block) return;
+  if (block.kind === "md") paintMarkdown(block);
+  else if (block.kind === "code") {
+    block.codeEl.replaceChildren(highlight(block.text, block.lang));
+    block.line.textContent = "";
+  } else if (block.kind === "console") {
+    paintOutput(block);
+    if (block.code) block.code.line.textContent = "";
+  } else if (block.kind === "user") addUser(block.text);
+  else if (block.kind === "rich") paintRich(block);
+}
+
+function feed(c) {
+  let block = app.cur;
+  if (!block || block.key !== blockKey(c)) block = openBlock(c);
+  const content = c.content;
+  if (block.kind === "console") {
+    if (c.format === "active_line") {
+      if (block.code) block.code.line.textContent = typeof content === "number" ? "running line " + content : "";
+      return;
+    }
+    if (content === null || content === undefined) return;
+    block.text += typeof content === "string" ? content : JSON.stringify(content);
+    schedule(block, paintOutput);
+    return;
+  }
+  const text = typeof content === "string" ? content : JSON.stringify(content);
+  block.text += text;
+  if (block.kind === "md") schedule(block, paintMarkdown);
+  else if (block.kind === "code") block.codeEl.textContent = block.text;
+}
+
+function handleChunk(c) {
+  if (c.role === "server") {
+    if (c.type === "status" && c.content === "complete") onComplete(c);
+    else if (c.type === "error") { closeBlock(); addNotice(String(c.content), "error"); }
+    return;
+  }
+  if (c.start) { openBlock(c); return; }
+  if (c.end) { closeBlock(); return; }
+  if (c.type === "confirmation") { closeBlock(); askApproval(c.content || {}); return; }
+  if (!("content" in c)) return;
+  feed(c);
+}
+
+// ---- Approval -------------------------------------------------------------------------------
+
+function askApproval(request) {
+  let block = app.lastCode;
+  const code = typeof request.content === "string" ? request.content : "";
+  if (!block || block.text !== code) {
+    block = codePanel(request.format, code, true);
+    append(block.panel);
+    app.lastCode = block;
+  }
+  const bar = el("div", { class: "approval pending" });
+  const done = (text) => { bar.classList.remove("pending"); bar.replaceChildren(el("span", { text })); };
+  const run = el("button", { type: "button", class: "primary run", text: "Run" });
+  const decline = el("button", { type: "button", class: "decline", text: "Decline" });
+  const edit = el("button", { type: "button", class: "edit", text: "Edit" });
+  run.addEventListener("click", () => { if (sendInput("command", "go")) done("Approved."); });
+  decline.addEventListener("click", () => { if (sendInput("command", "stop")) done("Declined: the code was not run."); });
+  edit.addEventListener("click", () => {
+    const area = el("textarea", { class: "edit", "aria-label": "Edit the code", spellcheck: "false" });
+    area.value = block.text;
+    const pre = block.panel.querySelector("pre");
+    pre.hidden = true;
+    block.panel.insertBefore(area, bar);
+    const send = el("button", { type: "button", class: "primary", text: "Ask to run the edited code" });
+    const cancel = el("button", { type: "button", text: "Cancel" });
+    cancel.addEventListener("click", () => { area.remove(); pre.hidden = false; bar.replaceChildren(run, decline, edit, note); run.focus(); });
+    send.addEventListener("click", () => {
+      const fence = "```";
+      const text = "Run this code instead of the block above:\n" + fence + block.lang + "\n" + area.value + "\n" + fence;
+      if (!sendMessage(text)) return;
+      area.remove();
+      pre.hidden = false;
+      done("Edited: the new code was sent to the model, which asks again before running it.");
+    });
+    bar.replaceChildren(send, cancel);
+    area.focus();
+  });
+  const note = el("span", { text: "This code waits for your approval." });
+  bar.append(run, decline, edit, note);
+  block.panel.append(bar);
+  if (log().scrollHeight) log().scrollTop = log().scrollHeight;
+  run.focus();
+}
+
+function retirePendingApprovals() {
+  for (const bar of document.querySelectorAll(".approval.pending")) {
+    bar.classList.remove("pending");
+    bar.replaceChildren(el("span", { text: "Not run: a new message was sent instead." }));
+  }
+}
