@@ -112,9 +112,11 @@ impl SandboxPolicy {
         self
     }
 
-    /// The same policy with another workspace directory.
+    /// The same policy with another workspace directory, resolved now to its canonical form
+    /// (links followed once, here): every session opens that path later without following
+    /// any link, so code that swaps the workspace for a link cannot move it.
     pub fn with_workspace(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.workspace = dir.into();
+        self.workspace = normalized(&dir.into());
         self
     }
 
