@@ -623,7 +623,9 @@ print("wrote note")
         stderr(&out)
     );
     assert_eq!(text.matches("refused").count(), 4, "{text}");
-    assert!(!text.contains("DONE") && !text.contains(" 2\n"), "{text}");
+    // The config directory is hidden under an empty read-only tmpfs: the files are not even
+    // there to open (ENOENT), and nothing can be made there (EROFS).
+    assert!(!text.contains("DONE"), "{text}");
     assert!(text.contains("wrote note"), "{text}");
     assert_eq!(std::fs::read_to_string(&default).unwrap(), original);
     assert!(!profiles.join("evil.yaml").exists());

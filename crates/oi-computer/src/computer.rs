@@ -85,7 +85,11 @@ impl LocalComputer {
         self.with_confine(policy, Some(support))
     }
 
-    fn with_confine(mut self, policy: SandboxPolicy, support: Option<SandboxSupport>) -> Self {
+    fn with_confine(mut self, mut policy: SandboxPolicy, support: Option<SandboxSupport>) -> Self {
+        // Set by the user now: the workspace is resolved here, once (sessions open the
+        // canonical path without following links; policies taken from a run's settings are
+        // canonical since they were set, see oi-core).
+        policy.workspace = oi_core::settings::computer::normalized(&policy.workspace);
         let old = &self.config.confine;
         let mut confine = Confine::new(policy, support, old.limits);
         confine.secrets = old.secrets.clone();

@@ -3,6 +3,9 @@
 //! policy from the session's settings at every run; a session started under the old one is
 //! restarted, and the model is told that its state was lost.
 //!
+//! Also issue 21 round 3 (b): a workspace narrowed over the network and then swapped by the
+//! code for a link to `/` starts no session.
+//!
 //! Skips (saying why) where the kernel cannot sandbox, and fails instead under
 //! `OI_TEST_REQUIRE_ALL=1`.
 
@@ -141,4 +144,66 @@ async fn limits_tightened_over_the_network_hold_for_the_next_block() {
     let out = turn(&mut ws, "allocate again").await;
     assert!(!out.contains("allocated 256"), "{out}");
     assert!(out.contains("MemoryError"), "{out}");
+}
+
+/// Issue 21 round 3 (b): code makes `sub`, the workspace is narrowed to it over the network
+/// (stricter, so accepted, and stored canonical), the code renames `sub` away and links `/`
+/// there. The next block's session is refused, saying why, and writes nothing outside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_narrowed_workspace_swapped_for_a_link_starts_no_session() {
+    if !can_run("a_narrowed_workspace_swapped_for_a_link_starts_no_session") {
+        return;
+    }
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let escaped = outside.path().join("escaped");
+    let model = ScriptedServer::start(Script::new([
+        Reply::tool_call("python", "import os\nos.mkdir('sub')\nprint('MADE')"),
+        Reply::text("Made."),
+        Reply::tool_call(
+            "python",
+            "import os\nsub = os.getcwd()\nos.chdir('/tmp')\nos.rename(sub, sub + '.old')\nos.symlink('/', sub)\nprint('SWAPPED', os.path.islink(sub))",
+        ),
+        Reply::text("Swapped."),
+        Reply::tool_call(
+            "shell",
+            &format!("echo escaped > {} && echo WROTE-OUTSIDE", escaped.display()),
+        ),
+        Reply::text("Done."),
+    ]))
+    .await
+    .unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let work = parent.path().join("ws");
+    std::fs::create_dir(&work).unwrap();
+    let server = Launch::new(&model.base_url())
+        .args(&["--sandbox", "workspace"])
+        .cwd(&work)
+        .start();
+    let mut ws = connect(server.port).await;
+
+    let out = turn(&mut ws, "make sub").await;
+    assert!(out.contains("MADE"), "{out}");
+    let sub = work.canonicalize().unwrap().join("sub");
+    let narrowed = serde_json::json!({"sandbox": {"workspace": sub}}).to_string();
+    patch(&server.addr(), &narrowed).await;
+    let out = turn(&mut ws, "swap it").await;
+    let swapped = out.contains("SWAPPED True");
+    let out_next = turn(&mut ws, "write outside").await;
+    // Put things back before asserting: nothing may be left that leads to `/`.
+    if sub.is_symlink() {
+        std::fs::remove_file(&sub).unwrap();
+    }
+    assert!(swapped, "{out}");
+    assert!(
+        !escaped.exists(),
+        "the next session wrote outside: {out_next}"
+    );
+    assert!(!out_next.contains("WROTE-OUTSIDE"), "{out_next}");
+    assert!(
+        out_next.contains(&format!(
+            "the workspace {} was replaced by a link since oi was started there; nothing was run",
+            sub.display()
+        )),
+        "the model is told why: {out_next}"
+    );
 }

@@ -1,15 +1,20 @@
-//! oi's own directories (its config directory with the profiles, the conversations) that
-//! sandboxed code may never write, whatever the workspace — otherwise code could rewrite the
-//! default profile to `sandbox: off` and be unsandboxed on the next run.
+//! oi's own directories (its config directory with the profiles and oi's private files, the
+//! conversations) that sandboxed code may neither write — otherwise code could rewrite the
+//! default profile to `sandbox: off` and be unsandboxed on the next run — nor read (the
+//! profiles hold the model's API key; conversations hold whatever was said).
 //!
-//! Landlock only ever adds permissions, so a directory inside a writable root (a workspace of
-//! `$HOME` contains `~/.config/open-interpreter`) cannot be denied by a rule. With a mount
-//! namespace, each such directory is bind-mounted read-only, and every directory between the
-//! writable root and it is bound onto itself (a mount point cannot be renamed or removed, so
-//! the protected directory cannot be swapped for a writable copy). Without one, the writable
-//! root is granted entry by entry, leaving out the path that leads to a protected directory:
-//! existing files there stay writable, but nothing new can be created directly in the
-//! directories along that path (best effort, said in the docs).
+//! With a mount namespace, each of them is covered by an empty read-only `tmpfs` in the
+//! session's namespace (one that contains the workspace or a writable root is bind-mounted
+//! read-only instead), and every directory between a writable root and it is bound onto
+//! itself (a mount point cannot be renamed or removed, so the protected directory cannot be
+//! swapped for a writable copy). Landlock only ever adds permissions, so without a namespace
+//! a writable root — and `/` for reading — is granted entry by entry, leaving out the path
+//! that leads to a protected directory: existing files there stay writable, but nothing new
+//! can be created directly in the directories along that path, and nothing beneath the
+//! protected directories can be read (best effort, said in the docs).
+//!
+//! Their paths are resolved to canonical form once per process ([`resolved_once`]); each
+//! session opens them without following links.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -35,31 +40,49 @@ pub(crate) fn canonical(path: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
-/// The protected directories that lie inside (or are) one of `roots`, canonical, created when
-/// missing so they can be bind-mounted; outer ones only (one inside another is covered by it).
-pub(crate) fn inside_roots(
+/// `path` made canonical the first time this process asks, and the same answer every later
+/// time: code may since have swapped a directory on the way for a link, which a new
+/// resolution would follow.
+pub(crate) fn resolved_once(path: &Path) -> PathBuf {
+    static RESOLVED: std::sync::Mutex<Vec<(PathBuf, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut resolved = RESOLVED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, real)) = resolved.iter().find(|(asked, _)| asked == path) {
+        return real.clone();
+    }
+    let real = canonical(path);
+    resolved.push((path.to_path_buf(), real.clone()));
+    real
+}
+
+/// The outer ones of the protected directories `protected` (canonical; one inside another is
+/// covered by it), created when missing so they can be mounted over. A directory inside one
+/// of `roots` that cannot be created is an error; one outside is left out (code cannot create
+/// it either).
+pub(crate) fn existing_outermost(
     protected: &[PathBuf],
     roots: &[PathBuf],
 ) -> std::io::Result<Vec<PathBuf>> {
-    let mut inside = Vec::new();
+    let mut existing = Vec::new();
     for dir in outermost(protected) {
-        if !roots.iter().any(|root| dir.starts_with(root)) {
-            continue;
-        }
-        if !dir.exists() {
-            std::fs::create_dir_all(&dir).map_err(|e| {
-                std::io::Error::new(
+        if !dir.exists()
+            && let Err(e) = std::fs::create_dir_all(&dir)
+        {
+            if roots.iter().any(|root| dir.starts_with(root)) {
+                return Err(std::io::Error::new(
                     e.kind(),
                     format!(
                         "could not create {} to protect it from sandboxed code: {e}",
                         dir.display()
                     ),
-                )
-            })?;
+                ));
+            }
+            continue;
         }
-        inside.push(canonical(&dir));
+        existing.push(dir);
     }
-    Ok(inside)
+    Ok(existing)
 }
 
 /// The directories to bind onto themselves so that none of `protected` can be moved: every
@@ -116,11 +139,10 @@ fn collect_grants(dir: &Path, protected: &[PathBuf], grants: &mut Vec<PathBuf>, 
     }
 }
 
-/// `dirs` canonical, without those inside another one.
+/// `dirs` (canonical) without those inside another one.
 fn outermost(dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let dirs: Vec<PathBuf> = dirs.iter().map(|d| canonical(d)).collect();
     let mut out: Vec<PathBuf> = Vec::new();
-    for dir in &dirs {
+    for dir in dirs {
         let covered = dirs
             .iter()
             .any(|other| other != dir && dir.starts_with(other));
@@ -182,14 +204,21 @@ mod tests {
         let root = canonical(root.path());
         let config = root.join("cfg/open-interpreter");
         let conversations = config.join("conversations");
-        let inside = inside_roots(
+        let existing = existing_outermost(
             &[conversations, config.clone()],
             std::slice::from_ref(&root),
         )
         .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(inside, std::slice::from_ref(&config));
+        assert_eq!(existing, std::slice::from_ref(&config));
         assert!(config.is_dir());
-        let elsewhere = inside_roots(&[PathBuf::from("/nonexistent/x")], &[root]);
+        let blocked = root.join("file");
+        std::fs::write(&blocked, "x").unwrap_or_else(|e| panic!("{e}"));
+        let inside = existing_outermost(&[blocked.join("x")], std::slice::from_ref(&root));
+        assert!(
+            inside.is_err(),
+            "a directory inside a root that cannot be made"
+        );
+        let elsewhere = existing_outermost(&[blocked.join("x")], &[PathBuf::from("/srv/none")]);
         assert!(elsewhere.is_ok_and(|v| v.is_empty()));
     }
 }

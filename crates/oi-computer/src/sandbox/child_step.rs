@@ -21,6 +21,10 @@ pub(crate) enum Step {
     Proc,
     /// Bind-mounting protected directories.
     Bind,
+    /// Hiding oi's own directories.
+    Hide,
+    /// A directory the sandbox is built on was swapped since the parent opened it.
+    Swapped,
     /// Changing to the working directory.
     WorkDir,
     /// Setting resource limits.
@@ -39,7 +43,7 @@ pub(crate) enum Step {
     Exec,
 }
 
-const STEPS: [Step; 16] = [
+const STEPS: [Step; 18] = [
     Step::JoinCgroup,
     Step::NewSession,
     Step::DeathSignal,
@@ -48,6 +52,8 @@ const STEPS: [Step; 16] = [
     Step::Propagation,
     Step::Proc,
     Step::Bind,
+    Step::Hide,
+    Step::Swapped,
     Step::WorkDir,
     Step::Rlimits,
     Step::Keyring,
@@ -84,6 +90,10 @@ impl Step {
             Step::Propagation => "could not make the session's mounts private",
             Step::Proc => "could not mount the session's own /proc",
             Step::Bind => "could not bind-mount oi's directories read-only for the session",
+            Step::Hide => "could not hide oi's own directories from the session",
+            Step::Swapped => {
+                "a directory the sandbox is built on was replaced (by a link?) while the session started; nothing was run"
+            }
             Step::WorkDir => "could not enter the working directory",
             Step::Rlimits => "could not set the resource limits",
             Step::Keyring => "could not give the session a keyring of its own",

@@ -172,27 +172,34 @@ impl Confine {
         envs
     }
 
-    /// oi's directories sandboxed code may not write: its config directory and `protected`.
+    /// oi's directories sandboxed code may neither read nor write: its config directory and
+    /// `protected`, each resolved to its canonical form once per process.
     fn protected_dirs(&self) -> Vec<PathBuf> {
         oi_core::settings::config_dir()
             .into_iter()
             .chain(self.protected.iter().cloned())
+            .map(|dir| crate::policy::protected::resolved_once(&dir))
             .collect()
     }
 
     /// The directories sandboxed code may write, canonical: the session's `scratch`
-    /// directory, and in `workspace` mode the workspace, the temp directory and `/dev/shm`.
+    /// directory (just made by oi), and in `workspace` mode the workspace (canonical since it
+    /// was set), the temp directory (resolved once per process) and `/dev/shm`.
     fn writable_roots(&self, scratch: Option<&Path>) -> Vec<PathBuf> {
-        let mut roots: Vec<PathBuf> = scratch.map(Path::to_path_buf).into_iter().collect();
+        let mut roots: Vec<PathBuf> = scratch
+            .map(crate::policy::protected::canonical)
+            .into_iter()
+            .collect();
         if self.policy.mode == SandboxMode::Workspace {
             roots.push(self.policy.workspace.clone());
-            roots.push(std::env::temp_dir());
-            roots.push(PathBuf::from("/dev/shm"));
+            roots.push(crate::policy::protected::resolved_once(
+                &std::env::temp_dir(),
+            ));
+            roots.push(crate::policy::protected::resolved_once(Path::new(
+                "/dev/shm",
+            )));
         }
         roots
-            .iter()
-            .map(|r| crate::policy::protected::canonical(r))
-            .collect()
     }
 
     /// Builds what the child applies; `scratch` is the session's private work directory,
@@ -201,10 +208,7 @@ impl Confine {
         let workdir = if self.policy.mode == SandboxMode::Off {
             None
         } else {
-            Some(
-                CString::new(self.policy.workspace.as_os_str().as_encoded_bytes())
-                    .map_err(|_| std::io::Error::other("the workspace path contains a NUL byte"))?,
-            )
+            Some(self.workdir()?)
         };
         Ok(Prepared {
             confinement: Confinement {
@@ -225,36 +229,100 @@ impl Confine {
     }
 }
 
+#[cfg(not(target_os = "linux"))]
+impl Confine {
+    /// The directory a sandboxed session starts in: the workspace.
+    fn workdir(&self) -> std::io::Result<crate::sandbox::confinement::WorkDir> {
+        Ok(crate::sandbox::confinement::WorkDir {
+            path: CString::new(self.policy.workspace.as_os_str().as_encoded_bytes())
+                .map_err(|_| std::io::Error::other("the workspace path contains a NUL byte"))?,
+        })
+    }
+}
+
 #[cfg(target_os = "linux")]
 impl Confine {
+    /// The directory a sandboxed session starts in: the workspace, opened without following
+    /// links (its path is canonical since it was set); refused when it is a link now.
+    fn workdir(&self) -> std::io::Result<crate::sandbox::confinement::WorkDir> {
+        let path = &self.policy.workspace;
+        let dir = crate::sandbox::no_links::open(path).map_err(|e| self.open_error(path, e))?;
+        Ok(crate::sandbox::confinement::WorkDir {
+            path: CString::new(path.as_os_str().as_encoded_bytes())
+                .map_err(|_| std::io::Error::other("the workspace path contains a NUL byte"))?,
+            identity: crate::sandbox::no_links::identity(&dir)?,
+        })
+    }
+
+    /// The error for a directory the sandbox is built on that could not be opened without
+    /// following links.
+    fn open_error(&self, path: &Path, e: std::io::Error) -> std::io::Error {
+        let link = crate::sandbox::no_links::is_link_error(&e);
+        let message = match (path == self.policy.workspace, link) {
+            (true, true) => format!(
+                "the workspace {} was replaced by a link since oi was started there; nothing was run",
+                path.display()
+            ),
+            (true, false) => format!("the workspace {}: {e}; nothing was run", path.display()),
+            (false, true) => format!(
+                "{} was replaced by a link (or a directory on its path was) since oi resolved it; nothing was run",
+                path.display()
+            ),
+            (false, false) => format!("{}: {e}; nothing was run", path.display()),
+        };
+        std::io::Error::new(e.kind(), message)
+    }
+
+    /// The writable `roots`, each opened without following links; a missing one other than
+    /// the workspace is left out.
+    fn open_roots(
+        &self,
+        roots: Vec<PathBuf>,
+    ) -> std::io::Result<Vec<crate::sandbox::landlock_rules::Root>> {
+        let mut opened = Vec::new();
+        for path in roots {
+            match crate::sandbox::no_links::open(&path) {
+                Ok(dir) => opened.push(crate::sandbox::landlock_rules::Root { path, dir }),
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && path != self.policy.workspace => {}
+                Err(e) => return Err(self.open_error(&path, e)),
+            }
+        }
+        Ok(opened)
+    }
+
     /// The Linux-only part of a session's confinement.
     fn linux(&self, scratch: Option<&Path>) -> std::io::Result<LinuxConfinement> {
         let (fs, net_denied) = (self.fs(), self.net_denied());
         let roots = if fs {
-            self.writable_roots(scratch)
+            self.open_roots(self.writable_roots(scratch))?
         } else {
             Vec::new()
         };
+        let root_paths: Vec<PathBuf> = roots.iter().map(|r| r.path.clone()).collect();
         let protected = self.protected_dirs();
         let git = if fs {
-            self.git_read_only(&roots)
+            self.git_read_only(&root_paths)
         } else {
             Vec::new()
         };
         let namespaces = if fs {
-            self.namespace_plan(&roots, &protected, &git)?
+            self.namespace_plan(&root_paths, &protected, &git)?
         } else {
             None
         };
-        // Without a mount namespace, Landlock itself leaves the protected directories out.
-        let carve_out: Vec<PathBuf> = if namespaces.is_none() {
-            protected
+        // Without a mount namespace, Landlock itself leaves the protected directories out of
+        // what may be written, and out of what may be read.
+        let (carve_out, hidden): (Vec<PathBuf>, Vec<PathBuf>) = if namespaces.is_none() {
+            let hidden: Vec<PathBuf> = protected
                 .iter()
-                .map(|p| crate::policy::protected::canonical(p))
-                .chain(git)
-                .collect()
+                .filter(|dir| !self.covers_sandbox(dir, &root_paths))
+                .cloned()
+                .collect();
+            (protected.iter().cloned().chain(git).collect(), hidden)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         let ruleset = crate::sandbox::landlock_rules::ruleset(
             self.support().landlock_abi,
@@ -262,6 +330,7 @@ impl Confine {
             net_denied,
             &roots,
             &carve_out,
+            &hidden,
         )?;
         let terminal_rights = ruleset.as_ref().map_or(0, |r| {
             r.handled(crate::sandbox::landlock_rules::TERMINAL_RIGHTS)
@@ -291,26 +360,68 @@ impl Confine {
         if self.policy.mode != SandboxMode::Workspace || self.policy.git_writable {
             return Vec::new();
         }
-        let workspace = crate::policy::protected::canonical(&self.policy.workspace);
-        crate::sandbox::git_guard::read_only_paths(&workspace)
+        crate::sandbox::git_guard::read_only_paths(&self.policy.workspace)
             .into_iter()
             .filter(|path| roots.iter().any(|root| path.starts_with(root)))
             .collect()
     }
 
+    /// Whether `dir` contains (or is) a writable root or the workspace the session starts
+    /// in: then it cannot be hidden, only kept read-only.
+    fn covers_sandbox(&self, dir: &Path, roots: &[PathBuf]) -> bool {
+        roots.iter().any(|root| root.starts_with(dir)) || self.policy.workspace.starts_with(dir)
+    }
+
     /// The namespaces and mounts of a sandboxed session, where the machine supports them:
-    /// `protected` directories and the `git` paths inside the writable `roots` become
-    /// read-only, and every directory on the way to them keeps its place.
+    /// `protected` directories are hidden under an empty read-only `tmpfs` (or, when one
+    /// contains the workspace or a writable root, bound read-only), the `git` paths inside the
+    /// writable `roots` become read-only, and every directory on the way to them keeps its
+    /// place. Each is opened without following links, and checked again by the child.
     fn namespace_plan(
         &self,
         roots: &[PathBuf],
         protected: &[PathBuf],
         git: &[PathBuf],
     ) -> std::io::Result<Option<crate::sandbox::namespaces::NamespacePlan>> {
-        let mut guarded = crate::policy::protected::inside_roots(protected, roots)?;
-        guarded.extend(git.iter().cloned());
+        if self.support().namespaces
+            == crate::policy::sandbox_support::NamespaceSupport::Unavailable
+        {
+            return Ok(None);
+        }
+        let dirs = crate::policy::protected::existing_outermost(protected, roots)?;
+        let (bound, hidden): (Vec<PathBuf>, Vec<PathBuf>) = dirs
+            .into_iter()
+            .partition(|dir| self.covers_sandbox(dir, roots));
+        let guarded: Vec<PathBuf> = bound
+            .iter()
+            .chain(hidden.iter())
+            .chain(git)
+            .cloned()
+            .collect();
         let pinned = crate::policy::protected::pinned(&guarded, roots);
-        crate::sandbox::namespaces::NamespacePlan::new(self.support().namespaces, &pinned, &guarded)
+        let read_only: Vec<PathBuf> = bound.into_iter().chain(git.iter().cloned()).collect();
+        crate::sandbox::namespaces::NamespacePlan::new(
+            self.support().namespaces,
+            &self.places(&pinned)?,
+            &self.places(&read_only)?,
+            &self.places(&hidden)?,
+        )
+    }
+
+    /// `dirs`, each opened without following links for its identity; missing ones left out.
+    fn places(&self, dirs: &[PathBuf]) -> std::io::Result<Vec<crate::sandbox::namespaces::Place>> {
+        let mut places = Vec::new();
+        for path in dirs {
+            match crate::sandbox::no_links::open(path) {
+                Ok(dir) => places.push(crate::sandbox::namespaces::Place {
+                    identity: crate::sandbox::no_links::identity(&dir)?,
+                    path: path.clone(),
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.open_error(path, e)),
+            }
+        }
+        Ok(places)
     }
 
     /// The seccomp filters, in order: no terminal injection (wherever a filter can be

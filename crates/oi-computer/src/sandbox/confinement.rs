@@ -12,12 +12,24 @@ use crate::sandbox::rlimits::Rlimits;
 #[derive(Debug)]
 pub(crate) struct Confinement {
     /// The directory to start in (the workspace, when sandboxed).
-    pub workdir: Option<CString>,
+    pub workdir: Option<WorkDir>,
     /// The rlimits to set.
     pub rlimits: Rlimits,
     /// The Linux-only steps.
     #[cfg(target_os = "linux")]
     pub linux: LinuxConfinement,
+}
+
+/// The directory a sandboxed session starts in: the workspace's canonical path, and (Linux)
+/// the identity of the directory the parent opened there without following links, which the
+/// child checks once it is in it.
+#[derive(Debug)]
+pub(crate) struct WorkDir {
+    /// The canonical path.
+    pub path: CString,
+    /// What the parent found there.
+    #[cfg(target_os = "linux")]
+    pub identity: crate::sandbox::no_links::Identity,
 }
 
 /// The Linux-only steps.
@@ -68,10 +80,16 @@ impl Confinement {
             None => crate::sandbox::namespaces::PrivateMounts::default(),
         };
         if let Some(dir) = &self.workdir {
-            // SAFETY: `dir` is a valid NUL-terminated string built before the clone.
-            if unsafe { libc::chdir(dir.as_ptr()) } != 0 {
+            // SAFETY: `dir.path` is a valid NUL-terminated string built before the clone.
+            if unsafe { libc::chdir(dir.path.as_ptr()) } != 0 {
                 return Err((Step::WorkDir, crate::base::errno::errno()));
             }
+            // By name, in the session's mount namespace (a descriptor opened by the parent
+            // would lead back into oi's, past the mounts that hide oi's directories); so the
+            // directory reached must be the one the parent opened without links.
+            #[cfg(target_os = "linux")]
+            crate::sandbox::no_links::check_cwd_in_child(dir.identity)
+                .map_err(|e| (Step::Swapped, e))?;
         }
         self.rlimits
             .apply()

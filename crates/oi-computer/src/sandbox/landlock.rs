@@ -186,8 +186,33 @@ impl Ruleset {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
+        self.allow_fd(&file, access).map_err(|e| {
+            std::io::Error::other(format!("Landlock rule for {}: {e}", path.display()))
+        })
+    }
+
+    /// Grants `access` beneath `path` opened without following any link: a path that does not
+    /// exist, or is or passes through a link, is skipped.
+    pub(crate) fn allow_no_links(&mut self, path: &Path, access: u64) -> std::io::Result<()> {
+        match crate::sandbox::no_links::open(path) {
+            Ok(file) => self.allow_fd(&file, access).map_err(|e| {
+                std::io::Error::other(format!("Landlock rule for {}: {e}", path.display()))
+            }),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || crate::sandbox::no_links::is_link_error(&e) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Grants `access` (masked as for [`Ruleset::allow`]) beneath what the open descriptor
+    /// `file` names: the rule holds that directory, whatever its name becomes.
+    pub(crate) fn allow_fd(&mut self, file: &OwnedFd, access: u64) -> std::io::Result<()> {
         let mut access = access & self.handled_fs;
-        if !path.is_dir() {
+        if !crate::sandbox::no_links::is_dir(file) {
             access &= fs::FILE_RIGHTS;
         }
         if access == 0 {
@@ -209,11 +234,7 @@ impl Ruleset {
             )
         };
         if rc != 0 {
-            return Err(std::io::Error::other(format!(
-                "Landlock rule for {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            )));
+            return Err(std::io::Error::last_os_error());
         }
         Ok(())
     }

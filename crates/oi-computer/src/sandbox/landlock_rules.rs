@@ -23,15 +23,25 @@ const DEVICES: [&str; 6] = [
     "/dev/pts",
 ];
 
+/// A writable root: its canonical path and the directory, opened without following links.
+#[derive(Debug)]
+pub(crate) struct Root {
+    /// The canonical path it was opened by.
+    pub path: PathBuf,
+    /// The directory (an `O_PATH` descriptor).
+    pub dir: std::os::fd::OwnedFd,
+}
+
 /// The ruleset for Landlock ABI `abi` with the file-system sandbox on (`fs_on`) and/or the
-/// network denied: writes only beneath `roots`, except beneath `carve_out`. `None` when
-/// Landlock is unavailable or has nothing to handle.
+/// network denied: writes only beneath `roots`, except beneath `carve_out`; reads everywhere
+/// except beneath `hidden`. `None` when Landlock is unavailable or has nothing to handle.
 pub(crate) fn ruleset(
     abi: u32,
     fs_on: bool,
     net_denied: bool,
-    roots: &[PathBuf],
+    roots: &[Root],
     carve_out: &[PathBuf],
+    hidden: &[PathBuf],
 ) -> std::io::Result<Option<Ruleset>> {
     if abi == 0 || !(fs_on || net_denied) {
         return Ok(None);
@@ -42,7 +52,7 @@ pub(crate) fn ruleset(
     }
     let mut ruleset = Ruleset::new(handled)?;
     if fs_on {
-        grant_file_system(&mut ruleset, abi, roots, carve_out)?;
+        grant_file_system(&mut ruleset, abi, roots, carve_out, hidden)?;
     }
     Ok(Some(ruleset))
 }
@@ -73,22 +83,35 @@ pub(crate) fn writable(abi: u32) -> u64 {
     fs::all(abi) & !fs::MAKE_DEVICE
 }
 
-/// Reading everywhere, the terminal devices, and everything but making device nodes beneath
-/// each root (except beneath `carve_out`).
+/// Reading everywhere (except beneath `hidden`), the terminal devices, and everything but
+/// making device nodes beneath each root (except beneath `carve_out`). A root untouched by
+/// `carve_out` is granted by its descriptor; entries granted one by one are opened without
+/// following links.
 fn grant_file_system(
     ruleset: &mut Ruleset,
     abi: u32,
-    roots: &[PathBuf],
+    roots: &[Root],
     carve_out: &[PathBuf],
+    hidden: &[PathBuf],
 ) -> std::io::Result<()> {
-    ruleset.allow(Path::new("/"), fs::READ)?;
+    if hidden.is_empty() {
+        ruleset.allow(Path::new("/"), fs::READ)?;
+    } else {
+        for path in crate::policy::protected::grants_except(Path::new("/"), hidden) {
+            ruleset.allow_no_links(&path, fs::READ)?;
+        }
+    }
     for path in DEVICES {
         ruleset.allow(Path::new(path), TERMINAL_RIGHTS)?;
     }
     let writable = writable(abi);
     for root in roots {
-        for path in crate::policy::protected::grants_except(root, carve_out) {
-            ruleset.allow(&path, writable)?;
+        if !carve_out.iter().any(|p| p.starts_with(&root.path)) {
+            ruleset.allow_fd(&root.dir, writable)?;
+            continue;
+        }
+        for path in crate::policy::protected::grants_except(&root.path, carve_out) {
+            ruleset.allow_no_links(&path, writable)?;
         }
     }
     Ok(())

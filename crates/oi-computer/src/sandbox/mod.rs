@@ -18,6 +18,8 @@ pub(crate) mod landlock;
 pub(crate) mod landlock_rules;
 #[cfg(target_os = "linux")]
 pub(crate) mod namespaces;
+#[cfg(target_os = "linux")]
+pub(crate) mod no_links;
 pub(crate) mod probe;
 pub(crate) mod rlimits;
 #[cfg(target_os = "linux")]

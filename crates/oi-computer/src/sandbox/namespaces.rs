@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::base::errno::errno;
 use crate::policy::sandbox_support::NamespaceSupport;
 use crate::sandbox::child_step::Step;
+use crate::sandbox::no_links::Identity;
 
 /// Mount flags a read-only bind remount must keep (inside a user namespace, the kernel refuses
 /// to drop them).
@@ -43,6 +44,16 @@ pub(crate) struct PrivateMounts {
     pub shm: bool,
 }
 
+/// A directory the child mounts on, with the identity it had when the parent opened it
+/// without following links: the child checks it again before mounting.
+#[derive(Debug, Clone)]
+pub(crate) struct Place {
+    /// Its canonical path.
+    pub path: PathBuf,
+    /// What it is.
+    pub identity: crate::sandbox::no_links::Identity,
+}
+
 /// The mount steps of one session, in order.
 #[derive(Debug)]
 pub(crate) struct NamespacePlan {
@@ -52,20 +63,24 @@ pub(crate) struct NamespacePlan {
     /// `uid_map` and `gid_map` lines for a user namespace.
     user_maps: Option<(CString, CString)>,
     /// Directories bound onto themselves (so they cannot be renamed), outermost first.
-    pinned: Vec<CString>,
+    pinned: Vec<(CString, Identity)>,
     /// Directories bound read-only, with the flags their remount keeps.
-    read_only: Vec<(CString, libc::c_ulong)>,
+    read_only: Vec<(CString, Identity, libc::c_ulong)>,
+    /// oi's own directories, hidden under an empty read-only `tmpfs`.
+    hidden: Vec<(CString, Identity)>,
     /// Whether the host has `/dev/mqueue` to mount a fresh message queue file system on.
     mqueue: bool,
 }
 
 impl NamespacePlan {
     /// The plan for `support`: `pinned` directories keep their place, `read_only` ones become
-    /// read-only (both canonical, existing).
+    /// read-only, `hidden` ones are covered by an empty read-only `tmpfs` (all canonical,
+    /// existing, opened without links by the parent).
     pub(crate) fn new(
         support: NamespaceSupport,
-        pinned: &[PathBuf],
-        read_only: &[PathBuf],
+        pinned: &[Place],
+        read_only: &[Place],
+        hidden: &[Place],
     ) -> std::io::Result<Option<NamespacePlan>> {
         let base = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
         let (flags, user_maps) = match support {
@@ -75,16 +90,20 @@ impl NamespacePlan {
         };
         let read_only = read_only
             .iter()
-            .map(|dir| Ok((c_path(dir)?, kept_flags(dir)?)))
+            .map(|p| Ok((c_path(&p.path)?, p.identity, kept_flags(&p.path)?)))
             .collect::<std::io::Result<Vec<_>>>()?;
+        let places = |places: &[Place]| {
+            places
+                .iter()
+                .map(|p| Ok((c_path(&p.path)?, p.identity)))
+                .collect::<std::io::Result<Vec<_>>>()
+        };
         Ok(Some(NamespacePlan {
             flags,
             user_maps,
-            pinned: pinned
-                .iter()
-                .map(|d| c_path(d))
-                .collect::<std::io::Result<_>>()?,
+            pinned: places(pinned)?,
             read_only,
+            hidden: places(hidden)?,
             mqueue: Path::new("/dev/mqueue").is_dir(),
         }))
     }
@@ -112,15 +131,33 @@ impl NamespacePlan {
             None,
         )
         .map_err(|e| (Step::Proc, e))?;
-        for dir in &self.pinned {
+        // Each place is checked to be the directory the parent opened without links: code of
+        // another session may have swapped it for a link since.
+        let check = |dir: &CString, identity: Identity| {
+            crate::sandbox::no_links::check_in_child(dir, identity).map_err(|e| (Step::Swapped, e))
+        };
+        for (dir, identity) in &self.pinned {
+            check(dir, *identity)?;
             mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)
                 .map_err(|e| (Step::Bind, e))?;
         }
-        for (dir, kept) in &self.read_only {
+        for (dir, identity, kept) in &self.read_only {
+            check(dir, *identity)?;
             mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)
                 .map_err(|e| (Step::Bind, e))?;
             let remount = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept;
             mount(None, dir, None, remount, None).map_err(|e| (Step::Bind, e))?;
+        }
+        for (dir, identity) in &self.hidden {
+            check(dir, *identity)?;
+            mount(
+                Some(c"tmpfs"),
+                dir,
+                Some(c"tmpfs"),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                Some(c"mode=0555,size=4k"),
+            )
+            .map_err(|e| (Step::Hide, e))?;
         }
         let terminals = mount(
             Some(c"devpts"),

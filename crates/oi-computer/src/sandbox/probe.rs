@@ -53,7 +53,8 @@ fn namespaces() -> NamespaceSupport {
     }
     candidates.push(NamespaceSupport::WithUserNamespace);
     for candidate in candidates {
-        let Ok(Some(plan)) = crate::sandbox::namespaces::NamespacePlan::new(candidate, &[], &[])
+        let Ok(Some(plan)) =
+            crate::sandbox::namespaces::NamespacePlan::new(candidate, &[], &[], &[])
         else {
             continue;
         };

@@ -112,9 +112,11 @@ impl SandboxPolicy {
         self
     }
 
-    /// The same policy with another workspace directory.
+    /// The same policy with another workspace directory, resolved now to its canonical form
+    /// (links followed once, here): every session opens that path later without following
+    /// any link, so code that swaps the workspace for a link cannot move it.
     pub fn with_workspace(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.workspace = dir.into();
+        self.workspace = normalized(&dir.into());
         self
     }
 
@@ -322,6 +324,30 @@ mod tests {
         assert_eq!(results, (true, true, true, false, false));
         assert!(
             !server.is_loosened_by(&SandboxPolicy::new(SandboxMode::ReadOnly).with_network(false))
+        );
+    }
+    #[test]
+    fn a_workspace_is_canonical_from_when_it_is_set() {
+        let Ok(top) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let Ok(top) = top.path().canonicalize() else {
+            panic!("no canonical temporary directory");
+        };
+        let real = top.join("real");
+        let _ = std::fs::create_dir_all(&real);
+        let _ = std::os::unix::fs::symlink(&real, top.join("link"));
+        let set = SandboxPolicy::new(SandboxMode::Workspace).with_workspace(top.join("link"));
+        assert_eq!(set.workspace, real);
+        let patch: crate::settings::patch::SettingsPatch = serde_json::from_value(
+            serde_json::json!({"sandbox": {"workspace": top.join("link/./")}}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut settings = crate::settings::Settings::default();
+        settings.apply(&patch);
+        assert_eq!(
+            settings.computer.sandbox.workspace, real,
+            "a settings patch (flags, profiles, POST /settings) stores it canonical too"
         );
     }
 }

@@ -249,7 +249,10 @@ impl SandboxSpec {
                     &mut policy.allow_unsandboxed_fallback,
                     &patch.allow_unsandboxed_fallback,
                 );
-                set(&mut policy.workspace, &patch.workspace);
+                // Canonical once, when set: sessions open it later without following links.
+                if let Some(workspace) = &patch.workspace {
+                    policy.workspace = crate::settings::computer::normalized(workspace);
+                }
                 set(&mut policy.git_writable, &patch.git_writable);
                 add_names(&mut policy.pass_env, patch.pass_env.as_deref());
             }
