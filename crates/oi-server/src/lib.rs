@@ -16,36 +16,20 @@
 //! # }
 //! ```
 
-pub mod allowed_hosts;
-pub mod auth;
-pub mod beneath;
-pub mod cluster;
 pub mod config;
-pub mod connections;
 pub mod error;
-pub mod exposure;
-pub mod fd_limit;
-pub mod insecure;
-pub mod openai;
-pub mod origin;
-pub mod outbox;
-pub mod redis_store;
-pub mod replica;
-pub mod routes;
+pub mod http;
+pub mod limits;
 pub mod run;
-pub mod server;
 pub mod server_args;
 pub mod sessions;
-pub mod settings_adopt;
-pub mod settings_patch;
 pub mod state;
 pub mod store;
-pub mod store_link;
-pub mod store_open;
-pub mod web;
-pub mod ws;
 
 pub use config::{ConfigError, InterruptMode, ServerConfig};
+/// The modules under the names they had before the folders (stable public paths).
+pub use http::{auth, insecure, openai, routes, server, web, ws};
+pub use limits::{allowed_hosts, beneath, connections, exposure, fd_limit, origin};
 pub use oi_session::{
     AccumulateError, Accumulator, AsyncInterpreter, ClientFrame, FrameError, InputError,
     InputLimits, InputRef, Outgoing, Step, TurnOutput, TurnStart, UserChunk,
@@ -58,4 +42,6 @@ pub use run::{run, shutdown_signal};
 pub use server::serve;
 pub use server_args::ServerArgs;
 pub use sessions::{DEFAULT_SESSION, InterpreterFactory, Session, Sessions};
+pub use sessions::{cluster, outbox, settings_adopt, settings_patch, store_link};
 pub use state::AppState;
+pub use store::{redis_store, replica, store_open};

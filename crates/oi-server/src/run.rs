@@ -32,10 +32,11 @@ pub async fn run(
             std::io::Error::new(e.kind(), format!("cannot listen on {host}:{port}: {e}"))
         })?;
     let bound = listener.local_addr()?;
-    let exposed = crate::exposure::check(bound, config.api_key.is_some(), config.insecure_no_key)
-        .map_err(|e| {
-        std::io::Error::new(std::io::ErrorKind::PermissionDenied, e.to_string())
-    })?;
+    let exposed =
+        crate::limits::exposure::check(bound, config.api_key.is_some(), config.insecure_no_key)
+            .map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::PermissionDenied, e.to_string())
+            })?;
     if let Some(warning) = exposed {
         eprintln!("{warning}");
     } else if !bound.ip().is_loopback() {
@@ -44,7 +45,7 @@ pub async fn run(
     // The session store (`--store`): reached now, or the server does not start.
     let store = match config.store.as_deref() {
         Some(url) => Some(
-            crate::store_open::open(url)
+            crate::store::store_open::open(url)
                 .await
                 .map_err(|e| std::io::Error::other(e.to_string()))?,
         ),
@@ -54,7 +55,7 @@ pub async fn run(
     // Built (the working directory opened) before clients can know the server is up.
     let state = AppState::new(config, factory);
     if let Some(store) = store {
-        let cluster = crate::cluster::Cluster::new(store, lease_ttl);
+        let cluster = crate::sessions::cluster::Cluster::new(store, lease_ttl);
         state.sessions.use_cluster(std::sync::Arc::new(cluster));
     }
     eprintln!("Server will run at http://{host}:{}", bound.port());

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::allowed_hosts::AllowedHosts;
-use crate::beneath::FileRoot;
 use crate::config::ServerConfig;
+use crate::limits::allowed_hosts::AllowedHosts;
+use crate::limits::beneath::FileRoot;
+use crate::sessions::settings_patch::NetworkPolicy;
 use crate::sessions::{InterpreterFactory, Sessions};
-use crate::settings_patch::NetworkPolicy;
 
 /// The state of a running server.
 #[derive(Clone)]

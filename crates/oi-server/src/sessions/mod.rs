@@ -1,6 +1,12 @@
 //! Sessions: one isolated interpreter (messages, settings, computer) per id, created on first
 //! use, bounded in number, reaped when idle. `/` is the session [`DEFAULT_SESSION`].
 
+pub mod cluster;
+pub mod outbox;
+pub mod settings_adopt;
+pub mod settings_patch;
+pub mod store_link;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -13,10 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::async_interpreter::AsyncInterpreter;
 use crate::config::ServerConfig;
-use crate::outbox::{Frame, Outbox};
 use crate::outgoing::Outgoing;
-use crate::replica::Cluster;
-use crate::store_link::StoreLink;
+use crate::sessions::outbox::{Frame, Outbox};
+use crate::sessions::store_link::StoreLink;
+use crate::store::replica::Cluster;
 
 /// The id of the session behind `/`.
 pub const DEFAULT_SESSION: &str = "default";
@@ -338,12 +344,13 @@ impl Sessions {
         let interpreter = (self.factory)();
         if let Some(stored) = restored.settings {
             // Data, not policy: settings_adopt.rs.
-            let policy = crate::settings_patch::NetworkPolicy {
+            let policy = crate::sessions::settings_patch::NetworkPolicy {
                 allow_auto_run: self.config.allow_network_auto_run,
                 allow_credentials: self.config.allow_network_credentials,
             };
             let own = interpreter.settings();
-            let (settings, _) = crate::settings_adopt::adopt_settings(&own, &stored, policy);
+            let (settings, _) =
+                crate::sessions::settings_adopt::adopt_settings(&own, &stored, policy);
             *interpreter.settings_mut() = settings;
         }
         interpreter.set_messages(restored.messages);

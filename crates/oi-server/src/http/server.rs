@@ -6,9 +6,9 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-use crate::connections::{ConnectionLimits, accept_loop};
-use crate::fd_limit::{connection_cap, raise_nofile};
-use crate::routes::router;
+use crate::http::routes::router;
+use crate::limits::connections::{ConnectionLimits, accept_loop};
+use crate::limits::fd_limit::{connection_cap, raise_nofile};
 use crate::state::AppState;
 
 /// Serves `state` on `listener` until `shutdown` resolves; then every connection is closed with
@@ -39,7 +39,7 @@ pub async fn serve(
     let reaper = tokio::spawn(reap(state.clone()));
     let cluster = state.sessions.cluster().cloned();
     if let Some(cluster) = &cluster {
-        tokio::spawn(crate::cluster::keep_leases(
+        tokio::spawn(crate::sessions::cluster::keep_leases(
             state.sessions.clone(),
             state.shutdown.clone(),
             cluster.clone(),
@@ -52,7 +52,7 @@ pub async fn serve(
             () = shutdown => {
                 if let Some(cluster) = &cluster {
                     let deadline = draining.config.drain_timeout;
-                    crate::cluster::drain(&draining.sessions, cluster, deadline).await;
+                    crate::sessions::cluster::drain(&draining.sessions, cluster, deadline).await;
                 }
                 token.cancel();
             }

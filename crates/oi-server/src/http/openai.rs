@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::error::ApiError;
-use crate::settings_patch::AUTO_RUN_FLAG;
+use crate::sessions::settings_patch::AUTO_RUN_FLAG;
 use crate::state::AppState;
 use oi_session::TurnStart;
 

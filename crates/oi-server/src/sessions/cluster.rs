@@ -14,10 +14,10 @@ use axum::response::{IntoResponse, Response};
 use oi_core::{Chunk, Message};
 
 use crate::error::ApiError;
-pub use crate::replica::Cluster;
+use crate::sessions::store_link::StoreLink;
 use crate::sessions::{Restored, SessionError, Sessions, valid_id};
+pub use crate::store::replica::Cluster;
 use crate::store::{Acquired, StoreError, Stored};
-use crate::store_link::StoreLink;
 
 /// What the new owner of a session says when its previous owner died mid-turn.
 pub const LOST_RUN_NOTE: &str = "The server that was running this session's code stopped; \

@@ -1,7 +1,7 @@
 //! The routes that run code or touch files for whoever holds the key, registered only with
 //! `INTERPRETER_INSECURE_ROUTES=true`: `POST /run`, `POST /upload`, `GET /download/{*path}`.
 //! Files stay beneath the working directory: absolute paths, `..` and symbolic links anywhere
-//! in the path are refused (403), atomically (see [`crate::beneath`]).
+//! in the path are refused (403), atomically (see [`crate::limits::beneath`]).
 
 use axum::Json;
 use axum::body::{Body, Bytes};
@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::beneath::FileError;
 use crate::error::{ApiError, parse_json};
+use crate::limits::beneath::FileError;
 use crate::state::AppState;
 
 /// The HTTP error for a file that could not be read or written.

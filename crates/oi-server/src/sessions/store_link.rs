@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::async_interpreter::AsyncInterpreter;
-use crate::outbox::{Frame, Outbox};
+use crate::sessions::outbox::{Frame, Outbox};
 use crate::store::{SessionStore, Snapshot, StoreError, StoredOutbox};
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::frames::{ClientFrame, UserChunk, auth_text, parse_client_frame};
 use crate::input::{InputBuilder, InputError};
-use crate::outbox::Frame;
 use crate::outgoing::{InputRef, Outgoing};
+use crate::sessions::outbox::Frame;
 use crate::sessions::{AttachGuard, Attachment, CloseReason, Session};
 use crate::state::AppState;
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::redis_store::RedisStore;
+use crate::store::redis_store::RedisStore;
 use crate::store::{MemoryStore, SessionStore, StoreError};
 
 /// Opens the store named by `url`: `redis://…` (or `rediss://…`) or `memory`.

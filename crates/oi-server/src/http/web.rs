@@ -25,37 +25,37 @@ const ASSETS: &[Asset] = &[
     Asset {
         path: "/",
         content_type: "text/html; charset=utf-8",
-        body: include_bytes!("../web/index.html"),
+        body: include_bytes!("../../web/index.html"),
     },
     Asset {
         path: "/static/render.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../web/render.js"),
+        body: include_bytes!("../../web/render.js"),
     },
     Asset {
         path: "/static/conversation.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../web/conversation.js"),
+        body: include_bytes!("../../web/conversation.js"),
     },
     Asset {
         path: "/static/app.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../web/app.js"),
+        body: include_bytes!("../../web/app.js"),
     },
     Asset {
         path: "/static/app.css",
         content_type: "text/css; charset=utf-8",
-        body: include_bytes!("../web/app.css"),
+        body: include_bytes!("../../web/app.css"),
     },
     Asset {
         path: "/favicon.svg",
         content_type: "image/svg+xml",
-        body: include_bytes!("../web/favicon.svg"),
+        body: include_bytes!("../../web/favicon.svg"),
     },
     Asset {
         path: "/favicon.ico",
         content_type: "image/svg+xml",
-        body: include_bytes!("../web/favicon.svg"),
+        body: include_bytes!("../../web/favicon.svg"),
     },
 ];
 

@@ -5,12 +5,12 @@
 //! written always come from the replica's own configuration; the model's key and base URL
 //! too. What remains (instructions, templates, the model name, …) is applied as a network
 //! client's `POST /settings` would be, key by key through the same rule
-//! ([`crate::settings_patch::apply_each`]): a key that rule refuses keeps the replica's value.
+//! ([`crate::sessions::settings_patch::apply_each`]): a key that rule refuses keeps the replica's value.
 
 use oi_core::Settings;
 use serde_json::Value;
 
-use crate::settings_patch::{NetworkPolicy, apply_each};
+use crate::sessions::settings_patch::{NetworkPolicy, apply_each};
 
 /// Top-level keys that are policy: never taken from the store.
 const POLICY_KEYS: &[&str] = &[

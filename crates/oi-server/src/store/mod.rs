@@ -10,6 +10,10 @@
 //! Every write carries the writer's lease token and is refused (`Ok(false)`) when the lease
 //! is no longer that token's: a replica that lost its lease cannot overwrite its successor.
 
+pub mod redis_store;
+pub mod replica;
+pub mod store_open;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

@@ -10,12 +10,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, post};
 use serde_json::{Value, json};
 
-use crate::auth::{header_key, is_websocket_upgrade, require_key};
 use crate::error::{ApiError, parse_json};
+use crate::http::auth::{header_key, is_websocket_upgrade, require_key};
+use crate::sessions::settings_patch::{PatchError, apply_each, get_setting};
 use crate::sessions::{DEFAULT_SESSION, Session};
-use crate::settings_patch::{PatchError, apply_each, get_setting};
 use crate::state::AppState;
-use crate::{insecure, openai, ws};
+use crate::{http::insecure, http::openai, http::ws};
 
 /// What a WebSocket connection reads into at first.
 const READ_BUFFER_BYTES: usize = 4096;
@@ -86,7 +86,7 @@ fn endpoint(path: &str, method: &str) -> Option<MethodRouter<AppState>> {
         ("/run", "POST") => post(insecure::run),
         ("/upload", "POST") => post(insecure::upload),
         ("/download/{*path}", "GET") => get(insecure::download),
-        (asset, "GET") if crate::web::is_asset(asset) => get(crate::web::serve),
+        (asset, "GET") if crate::http::web::is_asset(asset) => get(crate::http::web::serve),
         _ => return None,
     })
 }
@@ -116,7 +116,7 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(
             state.hosts.clone(),
-            crate::origin::allowed_host_and_origin,
+            crate::limits::origin::allowed_host_and_origin,
         ))
 }
 
@@ -176,7 +176,7 @@ async fn root(State(state): State<AppState>, request: Request) -> Response {
     let session = state.sessions.default_session();
     match upgrade(state, session, request).await {
         Some(response) => response,
-        None => crate::web::asset("/").unwrap_or_else(not_found_response),
+        None => crate::http::web::asset("/").unwrap_or_else(not_found_response),
     }
 }
 
@@ -217,7 +217,7 @@ async fn session_socket(
 /// session is shut down aside.
 async fn open_session(state: &AppState, id: &str) -> Result<Arc<Session>, Response> {
     if let Some(cluster) = state.sessions.cluster().cloned() {
-        crate::cluster::claim(&state.sessions, &cluster, id)
+        crate::sessions::cluster::claim(&state.sessions, &cluster, id)
             .await
             .map_err(IntoResponse::into_response)?;
     }
@@ -273,7 +273,7 @@ async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -
     if let Some(cluster) = state.sessions.cluster().cloned() {
         if id != DEFAULT_SESSION {
             // The session may live in the store, served here, elsewhere or nowhere.
-            return crate::cluster::delete(&state.sessions, &cluster, &id).await;
+            return crate::sessions::cluster::delete(&state.sessions, &cluster, &id).await;
         }
     }
     delete_local(state, id).await.into_response()
@@ -356,7 +356,7 @@ async fn get_settings(
 /// `GET /settings`: every setting (the API key redacted).
 async fn get_all_settings(State(state): State<AppState>) -> Json<Value> {
     let session = state.sessions.default_session();
-    Json(crate::settings_patch::settings_json(
+    Json(crate::sessions::settings_patch::settings_json(
         &session.interpreter().interpreter().settings(),
     ))
 }

@@ -18,8 +18,8 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::allowed_hosts::AllowedHosts;
 use crate::error::ApiError;
+use crate::limits::allowed_hosts::AllowedHosts;
 
 /// The request's `Host` (the header, else the authority of an absolute-form target).
 fn host_of(request: &Request) -> Option<Result<String, ()>> {
