@@ -62,32 +62,116 @@ pub fn to_json(dir: &Path, filename: &str, messages: &[Message]) -> Result<Vec<u
     })
 }
 
-/// Writes a conversation already written as a JSON list (`json`) to `dir/filename`,
-/// atomically (so a caller can write the list while it holds the conversation, without
-/// copying it).
-pub fn save_json(dir: &Path, filename: &str, json: &[u8]) -> Result<PathBuf, HistoryError> {
+/// Claims a new conversation file in `dir` for `messages`: the original's name
+/// ([`conversation_filename`]) if no file has it yet, else that name with a short unique
+/// suffix before `.json` (`…_18-29-20-3fa9.json`). The file is created empty with `O_EXCL`,
+/// so two sessions — of one process, of two processes, of two replicas sharing the folder —
+/// never get the same name, whatever their first words and second.
+pub fn claim(
+    dir: &Path,
+    messages: &[Message],
+    now: chrono::DateTime<chrono::Local>,
+) -> Result<String, HistoryError> {
+    create_dir(dir)?;
+    let base = conversation_filename(messages, now);
+    let stem = base.strip_suffix(".json").unwrap_or(&base);
+    let mut last = None;
+    for attempt in 0..64 {
+        let name = match attempt {
+            0 => base.clone(),
+            1..32 => format!("{stem}-{:04x}.json", unique() & 0xffff),
+            _ => format!("{stem}-{:016x}.json", unique()),
+        };
+        match create_new(&dir.join(&name)) {
+            Ok(_) => return Ok(name),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(source) => {
+                return Err(HistoryError::Io {
+                    action: "create",
+                    path: dir.join(name),
+                    source,
+                });
+            }
+        }
+    }
+    Err(HistoryError::Io {
+        action: "create",
+        path: dir.join(base),
+        source: last.unwrap_or_else(|| std::io::Error::other("no free name")),
+    })
+}
+
+/// A number no other call of this process, and almost surely no other process, gets: the
+/// process's random hash keys over the time, the process id and a counter.
+fn unique() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    hasher.write_u128(nanos);
+    hasher.finish()
+}
+
+/// Creates `path`, failing if anything (a file, a symbolic link) is there already.
+fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
+
+fn create_dir(dir: &Path) -> Result<(), HistoryError> {
     std::fs::create_dir_all(dir).map_err(|source| HistoryError::Io {
         action: "create",
         path: dir.to_owned(),
         source,
-    })?;
+    })
+}
+
+/// Writes a conversation already written as a JSON list (`json`) to `dir/filename`,
+/// atomically (so a caller can write the list while it holds the conversation, without
+/// copying it): into a temporary file of its own (a new name per write, created with
+/// `O_EXCL|O_NOFOLLOW`), then renamed over the file.
+pub fn save_json(dir: &Path, filename: &str, json: &[u8]) -> Result<PathBuf, HistoryError> {
+    create_dir(dir)?;
     let path = dir.join(filename);
-    let tmp = dir.join(format!(".{filename}.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
+    let io_error = |source| HistoryError::Io {
+        action: "write",
+        path: path.clone(),
+        source,
+    };
+    let (tmp, mut file) = temporary(dir, filename).map_err(io_error)?;
+    let mut write = || -> std::io::Result<()> {
         file.write_all(json)?;
         file.sync_all()?;
         std::fs::rename(&tmp, &path)
     };
     write().map_err(|source| {
         let _ = std::fs::remove_file(&tmp);
-        HistoryError::Io {
-            action: "write",
-            path: path.clone(),
-            source,
-        }
+        io_error(source)
     })?;
     Ok(path)
+}
+
+/// A new temporary file beside `dir/filename`, its name unique to this write.
+fn temporary(dir: &Path, filename: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    loop {
+        let tmp = dir.join(format!(".{filename}.{:016x}.tmp", unique()));
+        match create_new(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Reads a saved conversation.
@@ -133,5 +217,44 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
+    }
+
+    #[test]
+    fn claims_a_name_of_its_own_when_the_original_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = chrono::Local
+            .with_ymd_and_hms(2025, 7, 29, 18, 29, 20)
+            .single()
+            .unwrap();
+        let messages = [Message::user("zebra collide test session 0")];
+        let names: std::collections::BTreeSet<String> = (0..50)
+            .map(|_| claim(dir.path(), &messages, now).unwrap())
+            .collect();
+        assert_eq!(names.len(), 50);
+        assert!(names.contains("zebra_collide_test__July_29_2025_18-29-20.json"));
+        for name in &names {
+            assert!(
+                name.starts_with("zebra_collide_test__July_29_2025_18-29-20"),
+                "{name}"
+            );
+            assert!(name.ends_with(".json"), "{name}");
+        }
+    }
+
+    #[test]
+    fn does_not_claim_through_a_symbolic_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = chrono::Local
+            .with_ymd_and_hms(2025, 7, 29, 18, 29, 20)
+            .single()
+            .unwrap();
+        let messages = [Message::user("hello there friend")];
+        let target = dir.path().join("elsewhere");
+        let original = conversation_filename(&messages, now);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, dir.path().join(&original)).unwrap();
+        let name = claim(dir.path(), &messages, now).unwrap();
+        assert_ne!(name, original);
+        assert!(!target.exists());
     }
 }

@@ -265,9 +265,12 @@ fn save_history(ctx: &TurnContext) -> Result<(), TurnError> {
         if messages.is_empty() {
             return Ok(());
         }
-        let name = named.unwrap_or_else(|| {
-            crate::history::conversation_filename(&messages, chrono::Local::now())
-        });
+        // A session's first save claims a file of its own (never another session's, even
+        // with the same first words in the same second).
+        let name = match named {
+            Some(name) => name,
+            None => crate::history::claim(&dir, &messages, chrono::Local::now())?,
+        };
         let json = crate::history::to_json(&dir, &name, &messages)?;
         (json, name)
     };
