@@ -1,5 +1,10 @@
 //! Conversation history files, named and written as Open Interpreter does (spec e.5), but
-//! atomically: a temp file in the same directory, then a rename.
+//! atomically (a temp file in the same directory, then a rename), each session in a file of
+//! its own ([`claim`]), and after the first save by what each turn added ([`append()`]).
+
+mod append;
+
+pub use append::{Saved, append, tail};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -174,17 +179,39 @@ fn temporary(dir: &Path, filename: &str) -> std::io::Result<(PathBuf, std::fs::F
     }
 }
 
-/// Reads a saved conversation.
+/// Reads a saved conversation. A list torn by a crash in the middle of an [`append()`] (no
+/// closing `]`, a message cut short, zeros) is repaired: its whole messages are kept, and
+/// the file is written again with them (a file left empty by a crash before its first save
+/// becomes `[]`).
 pub fn load(path: &Path) -> Result<Vec<Message>, HistoryError> {
-    let text = std::fs::read_to_string(path).map_err(|source| HistoryError::Io {
+    let bytes = std::fs::read(path).map_err(|source| HistoryError::Io {
         action: "read",
         path: path.to_owned(),
         source,
     })?;
-    Message::list_from_json(&text).map_err(|e| HistoryError::Invalid {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    })
+    // A write torn in the middle of a character leaves the text before it.
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            String::from_utf8_lossy(&e.into_bytes()[..valid]).into_owned()
+        }
+    };
+    let invalid = match Message::list_from_json(&text) {
+        Ok(messages) => return Ok(messages),
+        Err(e) => HistoryError::Invalid {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        },
+    };
+    let Some(messages) = append::whole_prefix(&text) else {
+        return Err(invalid);
+    };
+    if let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) {
+        // Best effort: the messages are read whatever happens to the file.
+        let _ = save(dir, name, &messages);
+    }
+    Ok(messages)
 }
 
 #[cfg(test)]
@@ -239,6 +266,118 @@ mod tests {
             );
             assert!(name.ends_with(".json"), "{name}");
         }
+    }
+
+    fn conversation(n: usize) -> Vec<Message> {
+        (0..n)
+            .map(|i| {
+                if i % 2 == 0 {
+                    Message::user(format!("question {i}, with \"quotes\" ] [ and é"))
+                } else {
+                    Message::assistant(format!("answer {i}"))
+                }
+            })
+            .collect()
+    }
+
+    /// Saves `messages` turn by turn (two messages a turn) the way the respond loop does.
+    fn save_by_turns(dir: &Path, messages: &[Message]) -> Saved {
+        let first = &messages[..2];
+        let json = to_json(dir, "c.json", first).unwrap();
+        save_json(dir, "c.json", &json).unwrap();
+        let mut saved = Saved::new("c.json", first.to_vec(), json.len() as u64);
+        for end in (4..=messages.len()).step_by(2) {
+            let now = &messages[..end];
+            let bytes = tail(dir, &saved, "c.json", now).unwrap().unwrap();
+            let len = append(dir, &saved, &bytes).unwrap();
+            saved.extend(now[saved.count()..].to_vec(), len);
+        }
+        saved
+    }
+
+    #[test]
+    fn appending_a_turn_writes_what_a_whole_save_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let messages = conversation(12);
+        let saved = save_by_turns(dir.path(), &messages);
+        let appended = std::fs::read(dir.path().join("c.json")).unwrap();
+        assert_eq!(appended, serde_json::to_vec(&messages).unwrap());
+        assert_eq!(saved.len, appended.len() as u64);
+        assert_eq!(load(&dir.path().join("c.json")).unwrap(), messages);
+        // Nothing new: nothing to write.
+        let nothing = tail(dir.path(), &saved, "c.json", &messages).unwrap();
+        assert_eq!(nothing, Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_changed_conversation_is_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let messages = conversation(6);
+        let saved = save_by_turns(dir.path(), &messages);
+        // An edit anywhere, not only in the last message, is seen.
+        for edited in [1, 5] {
+            let mut changed = messages.clone();
+            changed[edited] = Message::assistant("edited");
+            changed.push(Message::user("more"));
+            assert_eq!(tail(dir.path(), &saved, "c.json", &changed).unwrap(), None);
+        }
+        assert_eq!(
+            tail(dir.path(), &saved, "c.json", &messages[..4]).unwrap(),
+            None
+        );
+        assert_eq!(
+            tail(dir.path(), &saved, "other.json", &messages).unwrap(),
+            None
+        );
+        // Another writer changed the file: the append refuses and writes nothing.
+        std::fs::write(dir.path().join("c.json"), b"[]").unwrap();
+        assert!(append(dir.path(), &saved, b",{}]").is_err());
+        assert_eq!(std::fs::read(dir.path().join("c.json")).unwrap(), b"[]");
+    }
+
+    #[test]
+    fn a_file_torn_at_any_point_loads_its_whole_messages_and_is_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let messages = conversation(8);
+        save_by_turns(dir.path(), &messages);
+        let whole = std::fs::read(dir.path().join("c.json")).unwrap();
+        let path = dir.path().join("torn.json");
+        for cut in 1..whole.len() {
+            for zeros in [0, 7] {
+                let mut torn = whole[..cut].to_vec();
+                torn.extend(std::iter::repeat_n(0u8, zeros));
+                std::fs::write(&path, &torn).unwrap();
+                let loaded = load(&path).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+                assert!(
+                    messages.starts_with(&loaded),
+                    "cut at {cut}: {loaded:?} is not a start of the conversation"
+                );
+                // Every message whole before the cut is kept.
+                let whole_before = (0..=messages.len())
+                    .rev()
+                    .find(|&n| {
+                        let list = serde_json::to_vec(&messages[..n]).unwrap();
+                        n == 0 || list.len() - 1 <= cut
+                    })
+                    .unwrap();
+                assert_eq!(loaded.len(), whole_before, "cut at {cut}");
+                // Repaired on disk: a plain list again.
+                let repaired = std::fs::read(&path).unwrap();
+                assert_eq!(
+                    repaired,
+                    serde_json::to_vec(&loaded).unwrap(),
+                    "cut at {cut}"
+                );
+            }
+        }
+        // Claimed, then the crash came before the first save.
+        for empty in [&b""[..], b"\0\0\0"] {
+            std::fs::write(&path, empty).unwrap();
+            assert_eq!(load(&path).unwrap(), Vec::<Message>::new());
+            assert_eq!(std::fs::read(&path).unwrap(), b"[]");
+        }
+        std::fs::write(&path, b"not a list").unwrap();
+        assert!(load(&path).is_err());
     }
 
     #[test]
