@@ -5,7 +5,9 @@
 //! - The `auto` server runs `-y` in interrupt mode: text turns, Python turns, a 30 s sleep
 //!   stopped at a random point, 300 000-character floods, sockets dropped or closed mid-turn
 //!   and a new connection at once, sessions deleted while their code runs, model faults (an
-//!   HTTP error, a reply broken off).
+//!   HTTP error, a reply broken off), and close handshakes (as Python's `websockets` closes)
+//!   while code runs silently or while the model streams, then a new connection to the
+//!   session at once and a message that must be answered (issue 22).
 //! - The `approve` server asks before running code, in queue mode: `go`, `stop` at an
 //!   approval, two messages back to back, a message queued behind a streaming one and the
 //!   socket dropped.

@@ -137,6 +137,7 @@ impl Interpreter {
         self.shared.computer.terminate().await;
         self.shared.messages().clear();
         self.shared.settings().conversation_filename = None;
+        *self.shared.saved() = None;
     }
 
     /// Adds `input` to the conversation (atomically) and starts a turn. The conversation is

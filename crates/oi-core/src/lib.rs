@@ -34,6 +34,7 @@ pub mod policy;
 pub mod prompts;
 pub mod repair;
 mod respond;
+mod save;
 pub mod settings;
 mod state;
 pub mod truncate;

@@ -259,34 +259,6 @@ fn code_after_decision(shared: &Shared, decision: Decision, code: String) -> Str
     edited
 }
 
-fn save_history(ctx: &TurnContext) -> Result<(), TurnError> {
-    let Some(dir) = ctx.settings.conversations_dir() else {
-        return Ok(());
-    };
-    let named = ctx.shared.settings().conversation_filename.clone();
-    // The conversation is written out while it is held, not copied first (a copy per turn
-    // cost as much as writing it, in a long conversation).
-    let (json, name) = {
-        let messages = ctx.shared.messages();
-        if messages.is_empty() {
-            return Ok(());
-        }
-        let name = named.unwrap_or_else(|| {
-            crate::history::conversation_filename(&messages, chrono::Local::now())
-        });
-        let json = crate::history::to_json(&dir, &name, &messages)?;
-        (json, name)
-    };
-    let filename = ctx
-        .shared
-        .settings()
-        .conversation_filename
-        .get_or_insert(name)
-        .clone();
-    crate::history::save_json(&dir, &filename, &json)?;
-    Ok(())
-}
-
 /// The judge's verdict on one block, reached on a blocking thread so that a slow judgement
 /// never holds up the runtime's threads (other sessions, `/heartbeat`). A judge that panics
 /// blocks the block.
@@ -431,8 +403,9 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
             }
         }
         if let Some(end) = store.close() { yield end; }
-        if ctx.save_history && ctx.settings.conversation_history {
-            if let Err(error) = save_history(&ctx) {
+        let dir = ctx.settings.conversations_dir().filter(|_| ctx.save_history && ctx.settings.conversation_history);
+        if let Some(dir) = dir {
+            if let Err(error) = crate::save::save_history(&ctx.shared, &dir) {
                 yield TurnEvent::Error(error);
                 return;
             }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::approval::ApprovalId;
 use crate::computer::Computer;
+use crate::history::Saved;
 use crate::lmc::Message;
 use crate::model::LanguageModel;
 use crate::policy::Judge;
@@ -24,6 +25,7 @@ pub(crate) struct Shared {
     messages: Mutex<Vec<Message>>,
     next_approval: AtomicU64,
     spent: Mutex<f64>,
+    saved: Mutex<Option<Saved>>,
     pub(crate) model: Arc<dyn LanguageModel>,
     pub(crate) computer: Arc<dyn Computer>,
     pub(crate) judge: Arc<dyn Judge>,
@@ -41,6 +43,7 @@ impl Shared {
             messages: Mutex::new(Vec::new()),
             next_approval: AtomicU64::new(1),
             spent: Mutex::new(0.0),
+            saved: Mutex::new(None),
             model,
             computer,
             judge,
@@ -55,6 +58,12 @@ impl Shared {
     /// The settings, locked.
     pub(crate) fn settings(&self) -> MutexGuard<'_, Settings> {
         lock(&self.settings)
+    }
+
+    /// What the conversation file holds since the last save, locked (for the whole of a
+    /// save, so that two saves never write the file at once). Locked before the messages.
+    pub(crate) fn saved(&self) -> MutexGuard<'_, Option<Saved>> {
+        lock(&self.saved)
     }
 
     /// What this interpreter's requests have cost so far, in USD (kept across `reset`).

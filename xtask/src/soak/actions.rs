@@ -73,10 +73,14 @@ pub enum Action {
     Pipeline,
     /// A message queued behind a running turn, the socket dropped, a message on a new one.
     QueueDrop,
+    /// Closed with a close handshake while code runs silently, reconnected, a message.
+    CloseSilent,
+    /// Closed with a close handshake while the model streams, reconnected, a message.
+    CloseStreaming,
 }
 
 /// The actions on the `-y` server (interrupt mode), with their weights.
-pub const AUTO: [(Action, u64); 7] = [
+pub const AUTO: [(Action, u64); 9] = [
     (Action::Text, 5),
     (Action::Compute, 3),
     (Action::Stop, 2),
@@ -84,6 +88,8 @@ pub const AUTO: [(Action, u64); 7] = [
     (Action::Drop, 3),
     (Action::Delete, 1),
     (Action::Fault, 1),
+    (Action::CloseSilent, 2),
+    (Action::CloseStreaming, 2),
 ];
 
 /// The actions on the approving server (queue mode).
@@ -109,6 +115,8 @@ impl Action {
             Action::Decline => "approval, stop",
             Action::Pipeline => "two messages back to back",
             Action::QueueDrop => "queued message, drop, message",
+            Action::CloseSilent => "close while code runs silently, reconnect, message",
+            Action::CloseStreaming => "close while the model streams, reconnect, message",
         }
     }
 
@@ -126,6 +134,8 @@ impl Action {
             Action::Decline => approve(client, false).await,
             Action::Pipeline => pipeline(client).await,
             Action::QueueDrop => queue_drop(client).await,
+            Action::CloseSilent => close_and_return(client, "nap").await,
+            Action::CloseStreaming => close_and_return(client, "slowtext").await,
         };
         outcome.unwrap_or_else(|error| {
             client.violation(self.name(), format!("the connection failed: {error:#}"));
@@ -387,6 +397,45 @@ async fn drop_and_return(client: &mut Client) -> anyhow::Result<Outcome> {
     }
     client.connect().await?;
     returning(client, "drop").await
+}
+
+/// A close handshake while the turn is busy (`kind` `nap`: its code runs silently;
+/// `slowtext`: the model streams), as Python's `websockets` closes: answered at once (the
+/// client counts a handshake over a second as a violation); then a new connection to the
+/// session at once, and a message that must be answered.
+async fn close_and_return(client: &mut Client, kind: &str) -> anyhow::Result<Outcome> {
+    let nonce = client.nonce();
+    let number = client
+        .say("message", &model::message(kind, &nonce, ""))
+        .await?;
+    let reached = if kind == "nap" {
+        // The code block is whole: it runs now, printing nothing for two seconds.
+        read_until(client, 200, |f| {
+            f["type"] == "code" && f.get("end").is_some()
+        })
+        .await
+    } else {
+        read_until(client, 2, |_| false).await.map(|_| true)
+    };
+    match reached {
+        Ok(true) => {}
+        Ok(false) => {
+            client.violation(kind, "the turn ended before the code ran");
+            return Ok(Outcome::broken());
+        }
+        Err(lost) => {
+            client.lost(kind, number, &lost);
+            return Ok(Outcome::broken());
+        }
+    }
+    if kind == "nap" {
+        let pause = 50 + client.rng.below(400);
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+    }
+    client.abandon(1);
+    client.close().await?;
+    client.connect().await?;
+    returning(client, "close, reconnect").await
 }
 
 /// After a reconnect: a message must be answered, after whatever the session left over.

@@ -13,6 +13,9 @@ pub const FLOOD_LINES: usize = 300;
 const TICKS: &str =
     "import time\nfor i in range(20):\n    print('tick', i, flush=True)\n    time.sleep(0.05)";
 
+/// The code that runs silently for a while (a client closes while it runs).
+pub const NAP: &str = "import time\ntime.sleep(2)";
+
 /// The code that waits (for a `stop`).
 const SLEEP: &str = "print('sleeping', flush=True)\nimport time\ntime.sleep(30)";
 
@@ -101,6 +104,7 @@ fn reply(body: &Value) -> Reply {
             .ending(Ending::StallAfter(5, std::time::Duration::from_millis(800))),
         "compute" => Reply::tool_call("python", &compute_code(number(3), number(4))),
         "sleep" => Reply::tool_call("python", SLEEP),
+        "nap" => Reply::tool_call("python", NAP),
         "ticks" => Reply::tool_call("python", TICKS),
         "flood" => Reply::tool_call("python", &flood_code()),
         "approve" => Reply::tool_call("python", &approve_code(nonce)),
