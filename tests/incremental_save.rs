@@ -62,8 +62,13 @@ fn turns_append_and_other_changes_write_the_file_whole() {
     settings.conversation_history = true;
     settings.conversation_history_path = Some(dir.path().to_owned());
     let model = Arc::new(oi_llm::OpenAiCompatible::new().with_env(oi_llm::Env::empty()));
-    let oi =
-        OpenInterpreter::new(settings, model, Arc::new(oi_computer::LocalComputer::new())).unwrap();
+    let oi = OpenInterpreter::new(
+        settings,
+        model,
+        Arc::new(oi_computer::LocalComputer::new()),
+        oi_judge::judge(),
+    )
+    .unwrap();
 
     oi.chat("first turn here").unwrap();
     let [file] = files(dir.path()).try_into().unwrap();
