@@ -244,7 +244,7 @@ async fn every_route_with_every_method_and_spelling_is_refused_without_the_key()
     )
     .await;
     assert_eq!(answer.status, 200, "{}", answer.text);
-    for path in std::iter::once(&"/").chain(oi_server::web::ASSET_PATHS) {
+    for path in std::iter::once("/").chain(oi_server::web::asset_paths()) {
         let answer = raw(&server.addr(), &request("GET", path, &server, &[], &body)).await;
         assert_eq!(answer.status, 200, "{path}: {}", answer.text);
         assert!(

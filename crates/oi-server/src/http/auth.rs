@@ -49,7 +49,7 @@ pub fn is_websocket_upgrade(method: &Method, headers: &HeaderMap) -> bool {
 
 /// Whether a request may pass the door without the key: `GET /heartbeat`, `GET /` (the web
 /// page; as an upgrade, the socket then asks for the auth frame), `GET` of exactly one of the
-/// page's static files ([`crate::http::web::ASSET_PATHS`]), and a real WebSocket upgrade of
+/// page's static files ([`crate::http::web::asset_paths`]), and a real WebSocket upgrade of
 /// `/sessions/{id}` with a valid id. `path` is the raw path, as sent.
 pub fn open_without_key(method: &Method, path: &str, headers: &HeaderMap) -> bool {
     if method != Method::GET {

@@ -43,13 +43,6 @@ const ROUTES: &[RouteSpec] = &[
     spec("/sessions/{id}", &["GET", "POST", "DELETE"]),
     spec("/sessions/{id}/messages", &["GET"]),
     spec("/openai/chat/completions", &["POST"]),
-    // The web page's static files (web.rs; `/` above is its HTML).
-    spec("/static/render.js", &["GET"]),
-    spec("/static/conversation.js", &["GET"]),
-    spec("/static/app.js", &["GET"]),
-    spec("/static/app.css", &["GET"]),
-    spec("/favicon.svg", &["GET"]),
-    spec("/favicon.ico", &["GET"]),
 ];
 
 /// The routes that run code or touch files directly (`INTERPRETER_INSECURE_ROUTES=true`).
@@ -63,6 +56,8 @@ const INSECURE_ROUTES: &[RouteSpec] = &[
 /// so a test that tries each of them cannot miss one.
 pub fn route_table(insecure_routes: bool) -> Vec<RouteSpec> {
     let mut routes = ROUTES.to_vec();
+    // The web page's static files (web.rs; `/` above is its HTML).
+    routes.extend(crate::http::web::asset_paths().map(|path| spec(path, &["GET"])));
     if insecure_routes {
         routes.extend_from_slice(INSECURE_ROUTES);
     }

@@ -59,19 +59,15 @@ const ASSETS: &[Asset] = &[
     },
 ];
 
-/// The paths of the page's static files besides `/` (each registered as a `GET` route).
-pub const ASSET_PATHS: &[&str] = &[
-    "/static/render.js",
-    "/static/conversation.js",
-    "/static/app.js",
-    "/static/app.css",
-    "/favicon.svg",
-    "/favicon.ico",
-];
+/// The paths of the page's static files besides `/` (each registered as a `GET` route),
+/// read from the embedded files themselves.
+pub fn asset_paths() -> impl Iterator<Item = &'static str> {
+    ASSETS.iter().map(|a| a.path).filter(|path| *path != "/")
+}
 
 /// Whether `path` (the raw path, as sent) is exactly one of the page's static files.
 pub fn is_asset(path: &str) -> bool {
-    ASSET_PATHS.contains(&path)
+    asset_paths().any(|asset| asset == path)
 }
 
 /// The embedded file at `path` with its headers (CSP and friends), or `None`.
@@ -100,7 +96,7 @@ pub fn asset(path: &str) -> Option<Response> {
     Some(response)
 }
 
-/// `GET` on one of [`ASSET_PATHS`] (the router passes the matched path).
+/// `GET` on one of [`asset_paths`] (the router passes the matched path).
 pub async fn serve(uri: axum::http::Uri) -> Response {
     asset(uri.path()).unwrap_or_else(|| {
         crate::error::ApiError::not_found(format!("no file {}", uri.path())).into_response()
@@ -114,8 +110,8 @@ mod tests {
     #[test]
     fn every_asset_path_is_embedded_and_small() {
         let mut total = 0;
-        for path in std::iter::once(&"/").chain(ASSET_PATHS) {
-            let found = ASSETS.iter().find(|a| a.path == *path);
+        for path in std::iter::once("/").chain(asset_paths()) {
+            let found = ASSETS.iter().find(|a| a.path == path);
             assert!(found.is_some(), "{path}");
             total += found.map_or(0, |a| a.body.len());
         }
