@@ -31,32 +31,6 @@ const HOSTILE: &str = "Hostile: <img src=x onerror=\"window.__pwned=1\"> \
 ![pic](javascript:alert(5)) <iframe src=\"javascript:alert(6)\"></iframe> \
 <svg onload=\"window.__pwned=7\"></svg> **done**";
 
-/// The text of a message (a string, or a list of text parts).
-fn text_of(message: &Value) -> String {
-    match message.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
-    }
-}
-
-/// Code as the model would send it: a tool call, or a fenced block in text mode.
-fn code(body: &Value, before: &str, source: &str) -> Reply {
-    let tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty());
-    if tools {
-        Reply::tool_call("python", source).with_text_before(before)
-    } else {
-        Reply::text(format!("{before}\n```python\n{source}\n```"))
-    }
-}
-
 /// The scripted model: answers by what it was last sent.
 fn model_script() -> Script {
     Script::responder(|body| {
@@ -66,7 +40,7 @@ fn model_script() -> Script {
             .cloned()
             .unwrap_or_default();
         let role = last["role"].as_str().unwrap_or_default();
-        let text = text_of(&last);
+        let text = webdriver::text_of(&last);
         let ran = role == "tool"
             || role == "function"
             || text.starts_with("Code output:")
@@ -79,17 +53,17 @@ fn model_script() -> Script {
         }
         if text.contains("compute") {
             let source = "print('<img src=x onerror=\"window.__pwned=9\">')\nprint('<script>window.__pwned=10</script>')\nprint(6*7)";
-            return code(body, "Let me **compute** it.", source);
+            return webdriver::code(body, "Let me **compute** it.", source);
         }
         if text.contains("sleep") {
             let source = "import time\nprint('sleeping', flush=True)\ntime.sleep(600)";
-            return code(body, "Sleeping.", source);
+            return webdriver::code(body, "Sleeping.", source);
         }
         if text.contains("display") {
             let source = format!(
                 "from IPython.display import display, HTML, Image\nimport base64\ndisplay(Image(data=base64.b64decode('{PNG}')))\ndisplay(HTML('<b id=\"rich\">rich html</b><img src=\"data:,x\" onerror=\"parent.__pwned=8\"><script>parent.__pwned=9</script>'))"
             );
-            return code(body, "Showing.", &source);
+            return webdriver::code(body, "Showing.", &source);
         }
         if text.contains("hostile") {
             return Reply::text(HOSTILE).chunked(9);

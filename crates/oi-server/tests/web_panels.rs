@@ -21,32 +21,6 @@ const CONNECTED: &str = "document.getElementById('status').textContent === 'conn
 const IDLE: &str = "document.getElementById('stop').hidden";
 const PENDING: &str = "document.querySelectorAll('.approval.pending').length === 1";
 
-/// The text of a message (a string, or a list of text parts).
-fn text_of(message: &Value) -> String {
-    match message.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
-    }
-}
-
-/// Code as the model would send it: a tool call, or a fenced block in text mode.
-fn code(body: &Value, before: &str, source: &str) -> Reply {
-    let tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty());
-    if tools {
-        Reply::tool_call("python", source).with_text_before(before)
-    } else {
-        Reply::text(format!("{before}\n```python\n{source}\n```"))
-    }
-}
-
 /// The scripted model: answers by what it was last sent.
 fn model_script() -> Script {
     Script::responder(|body| {
@@ -56,7 +30,7 @@ fn model_script() -> Script {
             .cloned()
             .unwrap_or_default();
         let role = last["role"].as_str().unwrap_or_default();
-        let text = text_of(&last);
+        let text = webdriver::text_of(&last);
         if role == "tool"
             || role == "function"
             || text.starts_with("Code output:")
@@ -70,18 +44,18 @@ fn model_script() -> Script {
                 .trim_start_matches("```python")
                 .trim_end_matches("```")
                 .trim();
-            return code(body, "Running your version.", source);
+            return webdriver::code(body, "Running your version.", source);
         }
         if text.contains("sleep") {
             let source = "import time\nprint('sleeping', flush=True)\ntime.sleep(600)";
-            return code(body, "Sleeping.", source);
+            return webdriver::code(body, "Sleeping.", source);
         }
         if text.contains("long") {
-            return code(body, "A lot of output.", "print('x' * 20000)");
+            return webdriver::code(body, "A lot of output.", "print('x' * 20000)");
         }
         if text.contains("write") {
             let source = "open('declined.txt', 'w').write('ran')\nprint('wrote')";
-            return code(body, "Writing a file.", source);
+            return webdriver::code(body, "Writing a file.", source);
         }
         Reply::text("Hello.")
     })

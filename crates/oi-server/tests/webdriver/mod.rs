@@ -36,6 +36,32 @@ pub struct Browser {
     _profile: tempfile::TempDir,
 }
 
+/// The text of a message (a string, or a list of text parts).
+pub fn text_of(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// Code as the model would send it: a tool call, or a fenced block in text mode.
+pub fn code(body: &Value, before: &str, source: &str) -> oi_testkit::Reply {
+    let tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if tools {
+        oi_testkit::Reply::tool_call("python", source).with_text_before(before)
+    } else {
+        oi_testkit::Reply::text(format!("{before}\n```python\n{source}\n```"))
+    }
+}
+
 /// Why the browser cannot run here, if it cannot.
 pub fn missing() -> Option<String> {
     for path in [CHROMIUM, CHROMEDRIVER] {
@@ -52,11 +78,7 @@ pub fn missing() -> Option<String> {
 /// panics instead when `OI_TEST_REQUIRE_ALL=1`.
 pub fn skip_reason() -> Option<String> {
     let reason = missing()?;
-    assert!(
-        std::env::var("OI_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
-        "OI_TEST_REQUIRE_ALL=1 but {reason}"
-    );
-    eprintln!("skipped: {reason}");
+    oi_testkit::skipped!("skipped: {reason}");
     Some(reason)
 }
 
