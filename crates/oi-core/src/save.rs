@@ -24,7 +24,8 @@ pub(crate) fn save_history(shared: &Shared, dir: &Path) -> Result<(), TurnError>
     let mut saved = shared.saved();
     let named = shared.settings().conversation_filename.clone();
     // Decided while the conversation is held, without copying it (a copy per turn cost as
-    // much as writing it, in a long conversation): only the new messages are copied.
+    // much as writing it, in a long conversation): an append copies only the new messages; a
+    // whole write (the first save, or after an edit) copies them all, for the next compare.
     let (write, name) = {
         let messages = shared.messages();
         if messages.is_empty() {
