@@ -7,20 +7,9 @@
 //! directory it names, from then on — never the name alone.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
-
-/// `RESOLVE_NO_SYMLINKS` of `<linux/openat2.h>`.
-const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-
-/// `struct open_how` of `<linux/openat2.h>`.
-#[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
-}
 
 /// What a directory is, whatever name leads to it: its device and inode numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,37 +26,19 @@ pub(crate) fn is_link_error(e: &std::io::Error) -> bool {
 }
 
 /// Opens `path` (`O_PATH`, close-on-exec) without following any link on the way or at its
-/// end: `ELOOP` when there is one.
+/// end: `ELOOP` when there is one. `openat2` through rustix (as oi-server's `beneath.rs`
+/// does), or [`open_by_components`] where the kernel or a seccomp filter refuses it.
 pub(crate) fn open(path: &Path) -> std::io::Result<OwnedFd> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::other(format!("{} contains a NUL byte", path.display())))?;
-    let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64,
-        mode: 0,
-        resolve: RESOLVE_NO_SYMLINKS,
-    };
-    // SAFETY: `c` is a valid NUL-terminated string and `how` a valid struct of the size
-    // passed, both outliving the call; the kernel returns a new descriptor or an error.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd >= 0 {
-        let fd = RawFd::try_from(fd).map_err(|_| std::io::Error::other("bad descriptor"))?;
-        // SAFETY: the syscall succeeded, so `fd` is a new descriptor owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        refuse_link(&fd)?;
-        return Ok(fd);
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::ENOSYS | libc::EPERM) => open_by_components(path),
-        _ => Err(e),
+    use rustix::fs::{CWD, Mode, OFlags, ResolveFlags, openat2};
+    use rustix::io::Errno;
+    let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    match openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+        Ok(fd) => {
+            refuse_link(&fd)?;
+            Ok(fd)
+        }
+        Err(Errno::NOSYS | Errno::PERM) => open_by_components(path),
+        Err(e) => Err(e.into()),
     }
 }
 
