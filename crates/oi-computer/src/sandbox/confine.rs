@@ -186,10 +186,11 @@ impl Confine {
     /// directory (just made by oi), and in `workspace` mode the workspace (canonical since it
     /// was set), the temp directory (resolved once per process) and `/dev/shm`.
     fn writable_roots(&self, scratch: Option<&Path>) -> Vec<PathBuf> {
-        let mut roots: Vec<PathBuf> = scratch
-            .map(crate::policy::protected::canonical)
-            .into_iter()
-            .collect();
+        // The scratch directory was just made in a folder code may write (the temp
+        // directory): its folder is taken as resolved once, and its own name is not followed
+        // (a link swapped in for it between its creation and now is refused when the roots
+        // are opened without links; resolving it here would have granted the link's target).
+        let mut roots: Vec<PathBuf> = scratch.map(scratch_root).into_iter().collect();
         if self.policy.mode == SandboxMode::Workspace {
             roots.push(self.policy.workspace.clone());
             roots.push(crate::policy::protected::resolved_once(
@@ -468,4 +469,44 @@ pub(crate) struct Prepared {
     pub markers: Vec<(String, String)>,
     /// The session's cgroup leaf, when it has one.
     pub leaf: Option<crate::sandbox::cgroup::Leaf>,
+}
+
+/// The path a session's new scratch directory is granted by: its folder as resolved once per
+/// process ([`crate::policy::protected::resolved_once`]), and its own name as it was made.
+fn scratch_root(scratch: &Path) -> PathBuf {
+    match (scratch.parent(), scratch.file_name()) {
+        (Some(folder), Some(name)) => crate::policy::protected::resolved_once(folder).join(name),
+        _ => scratch.to_path_buf(),
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// A scratch directory swapped for a link between its creation and the session's start
+    /// (the review won this race with inotify and `RENAME_EXCHANGE`) is not granted: its name
+    /// is not followed, and opening it without links fails.
+    #[test]
+    fn a_scratch_directory_swapped_for_a_link_is_refused_not_followed() {
+        let temp = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let scratch = temp.path().join("oi-shell-swapped");
+        std::os::unix::fs::symlink(outside.path(), &scratch).unwrap();
+        let root = scratch_root(&scratch);
+        assert_eq!(
+            root,
+            crate::policy::protected::canonical(temp.path()).join("oi-shell-swapped")
+        );
+        assert_ne!(root, crate::policy::protected::canonical(outside.path()));
+        let opened = crate::sandbox::no_links::open(&root);
+        assert!(
+            opened
+                .as_ref()
+                .is_err_and(crate::sandbox::no_links::is_link_error),
+            "{opened:?}"
+        );
+    }
 }
