@@ -78,8 +78,8 @@ async fn react_is_wrapped_in_the_template_and_notes_the_cdn() {
 }
 
 /// How many connections reach a listener on loopback (answering each with a 404 at once)
-/// while `computer` shows a page that asks for an image and a fetch from it.
-async fn page_connections(computer: &LocalComputer) -> usize {
+/// while `computer` shows the page `page(port)`.
+async fn connections_from(computer: &LocalComputer, page: impl Fn(u16) -> String) -> usize {
     use std::io::{Read, Write};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -108,10 +108,7 @@ async fn page_connections(computer: &LocalComputer) -> usize {
             }
         })
     };
-    let page = format!(
-        "<img src=\"http://127.0.0.1:{port}/exfil-img?secret=1\"><script>fetch('http://127.0.0.1:{port}/exfil-fetch', {{mode: 'no-cors'}});</script>"
-    );
-    let out = computer.run_collect("html", &page).await;
+    let out = computer.run_collect("html", &page(port)).await;
     done.store(true, Ordering::SeqCst);
     server.join().unwrap();
     assert_eq!(
@@ -121,6 +118,49 @@ async fn page_connections(computer: &LocalComputer) -> usize {
         out[2]
     );
     count.load(Ordering::SeqCst)
+}
+
+/// How many connections reach a listener on loopback while `computer` shows a page that asks
+/// for an image and a fetch from it.
+async fn page_connections(computer: &LocalComputer) -> usize {
+    connections_from(computer, |port| {
+        format!(
+            "<img src=\"http://127.0.0.1:{port}/exfil-img?secret=1\"><script>fetch('http://127.0.0.1:{port}/exfil-fetch', {{mode: 'no-cors'}});</script>"
+        )
+    })
+    .await
+}
+
+/// The screenshot's browser runs outside the sandbox and loads the page from a file, so a
+/// page could load any file oi can read (the review rendered a saved conversation into the
+/// screenshot): a script on disk does not run from the page, while the same script inline
+/// does (the control).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_shown_loads_no_file_from_disk() {
+    if !chromium() {
+        oi_testkit::skipped!(
+            "skipped a_page_shown_loads_no_file_from_disk: no headless Chromium installed"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("on-disk.js");
+    let computer = LocalComputer::new();
+    let inline = connections_from(&computer, |port| {
+        format!("<script>fetch('http://127.0.0.1:{port}/inline', {{mode: 'no-cors'}});</script>")
+    })
+    .await;
+    assert!(inline > 0, "control: an inline script reaches the listener");
+    let from_disk = connections_from(&computer, |port| {
+        std::fs::write(
+            &script,
+            format!("fetch('http://127.0.0.1:{port}/from-disk', {{mode: 'no-cors'}});"),
+        )
+        .unwrap();
+        format!("<script src=\"file://{}\"></script>", script.display())
+    })
+    .await;
+    assert_eq!(from_disk, 0, "a script loaded from disk must not run");
 }
 
 /// The screenshot's browser runs outside the sandbox, so a policy that denies the network

@@ -67,11 +67,20 @@ impl Drop for Registered {
 
 /// The flags that keep a page offline: requests (loopback too: `<-loopback>` removes
 /// Chromium's implicit bypass) go to a proxy nobody answers, and no host name resolves.
-const OFFLINE: [&str; 3] = [
+/// WebRTC's UDP goes around a proxy unless told not to (a STUN request reached a loopback
+/// listener and a public address in the issue 21 review).
+const OFFLINE: [&str; 4] = [
     "--proxy-server=socks5://127.0.0.1:9",
     "--proxy-bypass-list=<-loopback>",
     "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 ];
+
+/// Put before every page: the browser runs outside the sandbox and loads the page from a
+/// `file:` URL, so without it the page could frame or load any file oi can read (a saved
+/// conversation rendered into the screenshot for the model, in the issue 21 review). A page's
+/// own policies can only narrow this one, never widen it.
+const NO_FILES: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src http: https: data: blob: 'unsafe-inline' 'unsafe-eval'\">";
 
 /// The headless browser found on this machine, if any.
 pub(crate) fn browser() -> Option<&'static str> {
@@ -100,7 +109,8 @@ pub(crate) async fn take(
         .map_err(|e| format!("could not create a temporary directory: {e}"))?;
     let page = dir.path().join("page.html");
     let shot = dir.path().join("shot.png");
-    std::fs::write(&page, html).map_err(|e| format!("could not write the page: {e}"))?;
+    std::fs::write(&page, format!("{NO_FILES}{html}"))
+        .map_err(|e| format!("could not write the page: {e}"))?;
     let mut command = tokio::process::Command::new(program);
     command
         .args([
