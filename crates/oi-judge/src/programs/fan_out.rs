@@ -45,7 +45,13 @@ pub(super) fn xargs(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Outp
     }
     let items: Vec<Field> = match stdin {
         _ if from_file => vec![Field::unknown("<xargs input>", false)],
-        Output::Literal(text) => text.split_whitespace().map(Field::lit).collect(),
+        // Items end at blanks, or at NULs (`-0`, `--null`; `printf '%s\0' ~ | xargs -0 rm -rf`
+        // deleted a canary home in the second review): either way each one is inspected.
+        Output::Literal(text) => text
+            .split(|c: char| c.is_whitespace() || c == '\0')
+            .filter(|item| !item.is_empty())
+            .map(Field::lit)
+            .collect(),
         Output::Found(pattern) => vec![Field::lit(pattern)],
         Output::Decoded => vec![Field::unknown("<decoded input>", true)],
         _ => vec![Field::unknown("<xargs input>", false)],
