@@ -627,7 +627,11 @@ pub fn main(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let model = runtime.block_on(oi_testkit::ScriptedServer::start(
         oi_testkit::Script::calculator().without_recording(),
     ))?;
-    let server_bin = root.join("target/release/oi-server");
+    // `OI_LOAD_SERVER=target/profiling/oi-server` measures another build (one with symbols,
+    // for `perf record -p`); the release build otherwise.
+    let server_bin = std::env::var_os("OI_LOAD_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/release/oi-server"));
     let base = model.base_url();
     if !replica_counts.is_empty() {
         if replica_counts.iter().any(|n| *n > 1) && store.is_none() {
