@@ -16,6 +16,7 @@ mod magic;
 mod markdown;
 mod md_table;
 mod message_lines;
+mod output_count;
 mod output_panel;
 mod output_tone;
 mod picker;

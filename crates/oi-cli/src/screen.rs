@@ -56,11 +56,6 @@ impl Screen {
         self.live == 0
     }
 
-    /// Columns written on the current line.
-    pub fn live(&self) -> usize {
-        self.live
-    }
-
     /// Removes the status line and the cursor, if shown.
     pub fn settle(&mut self) -> String {
         let mut out = String::new();

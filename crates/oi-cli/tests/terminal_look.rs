@@ -1,0 +1,116 @@
+//! The terminal as good to look at as the original's (issue 24): `oi` on a real
+//! pseudo-terminal 60, 80 and 120 columns wide against the scripted model, the screen read
+//! through a terminal emulator and kept as snapshots — long output capped by rows, paragraphs
+//! reflowed, the line being written styled as it streams, tables that wrap inside their
+//! cells, the edited code shown before it runs, and text blocks that are prose.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod pty;
+mod terminal;
+
+use std::time::Duration;
+
+use oi_testkit::Reply;
+use pty::Term;
+use terminal::*;
+
+/// The rows from the one holding the user's `message` to the end, redacted: what a turn
+/// looks like.
+fn turn_screen(s: &Setup, term: &Term, message: &str) -> String {
+    let rows = term.rows();
+    let from = rows
+        .iter()
+        .rposition(|row| row == &format!("> {message}"))
+        .unwrap_or(0);
+    let mut rows = rows[from..].to_vec();
+    while rows.last().is_some_and(String::is_empty) {
+        rows.pop();
+    }
+    s.redact(&rows.join("\n"))
+}
+
+/// Runs a turn that ends with `last` on the screen and returns the turn's rows.
+fn turn(
+    cols: u16,
+    replies: Vec<Reply>,
+    message: &str,
+    extra: &[&str],
+    last: &str,
+) -> Option<(Setup, Term, String)> {
+    let s = setup();
+    let server = s.server(replies);
+    let mut term = s.oi(&server, extra, cols)?;
+    term.line(message);
+    term.wait_for(last, WAIT);
+    term.wait_prompt(WAIT);
+    term.settle(Duration::from_millis(300), WAIT);
+    let screen = turn_screen(&s, &term, message);
+    Some((s, term, screen))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 2: one long output line flooded the screen (~700 rows of x's)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn one_long_output_line_shows_its_first_and_last_rows_and_where_it_all_is() {
+    if !have_python() {
+        return;
+    }
+    for cols in WIDTHS {
+        let Some((s, term, screen)) = turn(
+            cols,
+            vec![
+                Reply::tool_call("python", "print('x' * 99990 + '0123456789')"),
+                Reply::text("Printed."),
+            ],
+            "flood",
+            &["-y"],
+            "Printed.",
+        ) else {
+            return;
+        };
+        let rows: Vec<&str> = screen.lines().collect();
+        let top = rows.iter().position(|r| r.contains("╭─ output")).unwrap();
+        let bottom = top
+            + rows[top..]
+                .iter()
+                .position(|r| r.starts_with("  ╰─"))
+                .unwrap();
+        assert!(
+            bottom - top <= 40,
+            "{cols}: the output panel takes {} rows:\n{screen}",
+            bottom - top
+        );
+        assert!(
+            screen.contains("0123456789"),
+            "{cols}: its end is not shown:\n{screen}"
+        );
+        assert!(
+            screen.contains(" rows of this line (9") && screen.contains("KB) not shown"),
+            "{cols}: no count of what was left out:\n{screen}"
+        );
+        assert!(
+            screen.contains("the whole output is in")
+                && screen.contains("[WORK]/oi-outputs/output-1.txt"),
+            "{cols}:\n{screen}"
+        );
+        for row in &rows[top + 1..bottom] {
+            assert!(
+                row.starts_with("  │ "),
+                "{cols}: a row left the panel: {row:?}"
+            );
+        }
+        let raw = term.raw();
+        assert!(
+            raw.len() < 30_000,
+            "{cols}: {} bytes reached the terminal",
+            raw.len()
+        );
+        let whole = std::fs::read_to_string(s.work.path().join("oi-outputs/output-1.txt")).unwrap();
+        assert_eq!(whole.len(), 100_001);
+        assert!(whole.ends_with("x0123456789\n"));
+        insta::assert_snapshot!(format!("long_output_line_{cols}"), screen);
+    }
+}
