@@ -18,9 +18,12 @@ pub struct Screen {
     height: usize,
     /// Columns written since the start of the current, unfinished line.
     live: usize,
-    /// Rows the last [`replace`](Self::replace) wrote as a block (a table being drawn),
-    /// which the next one may erase too.
+    /// Rows the last [`replace`](Self::replace) or [`draft`](Self::draft) wrote as a block
+    /// (a paragraph or a table being drawn), which the next one may erase too.
     block: usize,
+    /// The live line is a draft: [`block`](Self::block) rows and the live row, all erased
+    /// by the next replace or draft.
+    drafted: bool,
     /// A status line is drawn on the current (otherwise empty) row.
     status: bool,
     /// The streaming cursor is drawn after the live text.
@@ -35,6 +38,7 @@ impl Screen {
             height: height.max(2),
             live: 0,
             block: 0,
+            drafted: false,
             status: false,
             cursor: false,
         }
@@ -87,7 +91,67 @@ impl Screen {
         out.push('\n');
         self.live = 0;
         self.block = 0;
+        self.drafted = false;
         out
+    }
+
+    /// The terminal's height.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Rows of the block the next replace may erase.
+    pub fn block_rows(&self) -> usize {
+        self.block
+    }
+
+    /// A draft is on the screen (see [`draft`](Self::draft)).
+    pub fn drafted(&self) -> bool {
+        self.drafted
+    }
+
+    /// Rows above the cursor's row that an erase reaches: the live line's rows and, with
+    /// `block` or under a draft, the block's.
+    fn reach(&self, block: bool) -> usize {
+        let above = if block || self.drafted { self.block } else { 0 };
+        let live = if self.live == 0 {
+            0
+        } else {
+            rows(self.live, self.cols) - 1
+        };
+        live + above
+    }
+
+    /// Draws `rows_out` as the line being written (styled and wrapped while it streams):
+    /// erases the live line (and, with `block` or under an earlier draft, the block), then
+    /// writes the rows, the last without its newline so the line can go on. The next
+    /// replace or draft erases all of it. `None` (nothing written) when that would reach
+    /// above the top of the terminal: the caller writes the text raw instead.
+    pub fn draft(&mut self, rows_out: &[Vec<Span>], block: bool) -> Option<String> {
+        let up = self.reach(block);
+        if up + 1 >= self.height || rows_out.len() + 1 >= self.height {
+            return None;
+        }
+        let mut out = self.settle();
+        if up > 0 {
+            out.push_str(&format!("\x1b[{up}A"));
+        }
+        out.push_str("\r\x1b[J");
+        let Some((last, done)) = rows_out.split_last() else {
+            self.live = 0;
+            self.block = 0;
+            self.drafted = false;
+            return Some(out);
+        };
+        for row in done {
+            out.push_str(render(row, true).trim_end_matches(' '));
+            out.push('\n');
+        }
+        out.push_str(&render(last, true));
+        self.live = spans_width(last).max(1);
+        self.block = done.len();
+        self.drafted = true;
+        Some(out)
     }
 
     /// Ends the current line if anything is on it.
@@ -107,22 +171,29 @@ impl Screen {
             out.push('\n');
         }
         self.block = 0;
+        self.drafted = false;
         out
     }
 
-    /// Erases the live line (every row it wrapped onto) and, with `block`, the rows the
-    /// last such replace wrote, then writes `rows_out` in its place; with `block` they can be
-    /// replaced again (a table redrawn as its rows come). When that reaches above the top of
-    /// the terminal nothing is erased: the line ends, `rows_out` are not written (the raw text
-    /// stays) and `false` is returned.
+    /// Erases the live line (every row it wrapped onto, or the draft) and, with `block`,
+    /// the rows the last replace wrote, then writes `rows_out` in its place; all but the
+    /// first `keep` of them can be replaced again (a paragraph reflowed, a table redrawn as
+    /// its rows come). When that reaches above the top of the terminal nothing is erased:
+    /// the line ends, `rows_out` are not written (the raw text stays) and `false` is
+    /// returned.
     pub fn replace(&mut self, rows_out: &[Vec<Span>], block: bool) -> (String, bool) {
+        self.replace_keeping(rows_out, block, 0)
+    }
+
+    /// [`replace`](Self::replace), the first `keep` rows final.
+    pub fn replace_keeping(
+        &mut self,
+        rows_out: &[Vec<Span>],
+        block: bool,
+        keep: usize,
+    ) -> (String, bool) {
         let mut out = self.settle();
-        let above = if block { self.block } else { 0 };
-        let up = if self.live == 0 {
-            above
-        } else {
-            rows(self.live, self.cols) - 1 + above
-        };
+        let up = self.reach(block);
         if up + 1 >= self.height {
             out.push_str(&self.end_line());
             return (out, false);
@@ -136,7 +207,8 @@ impl Screen {
             out.push('\n');
         }
         self.live = 0;
-        self.block = if block { rows_out.len() } else { 0 };
+        self.block = rows_out.len().saturating_sub(keep);
+        self.drafted = false;
         (out, true)
     }
 
@@ -197,6 +269,23 @@ mod tests {
         let (out, done) = screen.replace(&[vec![Span::plain("styled")]], false);
         assert!(!done);
         assert_eq!(out, "\n");
+    }
+
+    #[test]
+    fn a_draft_is_erased_with_its_rows_by_the_next() {
+        let mut screen = Screen::new(10, 24);
+        let rows = [vec![Span::plain("one")], vec![Span::plain("two")]];
+        assert_eq!(screen.draft(&rows, false).unwrap(), "\r\x1b[Jone\ntwo");
+        assert_eq!(
+            screen.draft(&rows, false).unwrap(),
+            "\x1b[1A\r\x1b[Jone\ntwo"
+        );
+        let (out, done) = screen.replace(&[vec![Span::plain("x")]], false);
+        assert!(done);
+        assert_eq!(out, "\x1b[1A\r\x1b[Jx\n");
+        // The replaced rows stay the block a later replace may erase.
+        let (out, _) = screen.replace(&[vec![Span::plain("y")]], true);
+        assert_eq!(out, "\x1b[1A\r\x1b[Jy\n");
     }
 
     #[test]

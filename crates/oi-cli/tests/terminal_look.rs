@@ -11,7 +11,7 @@ mod terminal;
 
 use std::time::Duration;
 
-use oi_testkit::Reply;
+use oi_testkit::{Ending, Reply};
 use pty::Term;
 use terminal::*;
 
@@ -112,5 +112,118 @@ fn one_long_output_line_shows_its_first_and_last_rows_and_where_it_all_is() {
         assert_eq!(whole.len(), 100_001);
         assert!(whole.ends_with("x0123456789\n"));
         insta::assert_snapshot!(format!("long_output_line_{cols}"), screen);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 3: each soft line break of a paragraph was kept, so paragraphs were ragged
+// ---------------------------------------------------------------------------------------------
+
+const PARAGRAPHS: &str = "The log folder has grown to 2 GB over the last week;\nmost of it is old rotation files that nobody reads any more,\nand a few core dumps from March.\n\nI suggest removing the files older than thirty days\nand keeping the rest.";
+
+#[test]
+fn paragraphs_are_reflowed_to_the_width() {
+    for cols in WIDTHS {
+        let Some((_s, _term, screen)) = turn(
+            cols,
+            vec![Reply::text(PARAGRAPHS).chunked(7)],
+            "why is my disk full",
+            &[],
+            "keeping the rest.",
+        ) else {
+            return;
+        };
+        assert_words_whole(&screen, PARAGRAPHS, cols);
+        let rows: Vec<&str> = screen.lines().collect();
+        let first = rows
+            .iter()
+            .position(|r| r.contains("The log folder"))
+            .unwrap();
+        let paragraph: Vec<&str> = rows[first..]
+            .iter()
+            .take_while(|r| !r.is_empty())
+            .copied()
+            .collect();
+        // Every row is full: the next row's first word would not have fitted on it.
+        for pair in paragraph.windows(2) {
+            let next_word = pair[1].split_whitespace().next().unwrap();
+            assert!(
+                pair[0].chars().count() + 1 + next_word.chars().count() > cols as usize,
+                "{cols}: {:?} could have taken {next_word:?}:\n{screen}",
+                pair[0]
+            );
+        }
+        let width = PARAGRAPHS.split("\n\n").next().unwrap().chars().count();
+        assert!(
+            paragraph.len() <= width.div_ceil(cols as usize - 2) + 1,
+            "{cols}: {} rows:\n{screen}",
+            paragraph.len()
+        );
+        insta::assert_snapshot!(format!("paragraphs_{cols}"), screen);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 1: the line being written was raw Markdown and ran past the margin
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_line_being_written_is_styled_and_wrapped_as_it_streams() {
+    let first = "Here is what I found in **your proj";
+    for cols in WIDTHS {
+        let s = setup();
+        let server = s.server(vec![
+            Reply::text_pieces([
+                "I looked at every folder below the current directory, and the largest ones by far are the caches. ",
+                first,
+                "ect**, and what I suggest doing about it.",
+            ])
+            .ending(Ending::StallAfter(3, Duration::from_secs(3))),
+        ]);
+        let Some(mut term) = s.oi(&server, &[], cols) else {
+            return;
+        };
+        term.line("look around");
+        let screen = term.wait_for("your proj", WAIT);
+        term.settle(Duration::from_millis(200), WAIT);
+        let screen_now = term.screen();
+        assert!(
+            !screen_now.contains("**"),
+            "{cols}: raw markers while streaming:\n{screen}"
+        );
+        let rows = term.rows();
+        let at = rows.iter().position(|r| r.contains("I looked at")).unwrap();
+        let end = at
+            + rows[at..]
+                .iter()
+                .position(|r| r.contains("your proj"))
+                .unwrap();
+        for row in &rows[at..=end] {
+            assert!(
+                row.starts_with("  ") && row.chars().count() <= cols as usize,
+                "{cols}: {row:?}"
+            );
+        }
+        // `your proj` is already bold.
+        let col = rows[end].find("your proj").unwrap();
+        let col = rows[end][..col].chars().count() as u16;
+        assert!(
+            term.cell(end as u16, col).unwrap().bold(),
+            "{cols}: not bold while streaming"
+        );
+        insta::assert_snapshot!(
+            format!("streaming_{cols}"),
+            turn_screen(&s, &term, "look around")
+        );
+        let screen = term.wait_for("doing about it.", WAIT);
+        assert!(
+            !screen.contains("**") && screen.contains("your project,"),
+            "{cols}:\n{screen}"
+        );
+        assert_words_whole(
+            &screen,
+            "I looked at every folder below the current directory, and the largest ones by far are the caches. Here is what I found in your project, and what I suggest doing about it.",
+            cols,
+        );
     }
 }
