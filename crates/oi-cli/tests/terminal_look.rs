@@ -227,3 +227,58 @@ fn the_line_being_written_is_styled_and_wrapped_as_it_streams() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 4: a table that did not fit fell apart
+// ---------------------------------------------------------------------------------------------
+
+const FOUR_COLUMNS: &str = "Here is the plan:\n\n| File | Size | Action | Reason |\n|---|---:|---|---|\n| logs/app.log | 2.1 GB | delete | rotated copies nobody reads since March |\n| cache/thumbs | 640 MB | keep | rebuilt on demand, slow to make again |\n| core.1234 | 1.2 GB | delete | a crash dump from an old version |\n";
+const SEVEN_COLUMNS: &str = "| Host | OS | CPU | Memory | Disk | Uptime | Status |\n|---|---|---:|---:|---:|---|---|\n| build-01 | Ubuntu 24.04 | 16 | 64 GB | 2 TB | 41 days | healthy and idle |\n| web-frontend-02 | Debian 12 | 8 | 32 GB | 500 GB | 3 days | restarting after an update |\n";
+
+/// The columns of the bars (`│`, `┼`) in a row.
+fn bars(row: &str) -> Vec<usize> {
+    row.chars()
+        .enumerate()
+        .filter(|(_, c)| matches!(c, '│' | '┼'))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn tables_that_do_not_fit_wrap_inside_their_cells() {
+    for (name, table, last, widths) in [
+        ("table_4", FOUR_COLUMNS, "crash", &WIDTHS[..]),
+        ("table_7", SEVEN_COLUMNS, "restarting", &[80u16, 120][..]),
+    ] {
+        for &cols in widths {
+            let Some((_s, _term, screen)) = turn(
+                cols,
+                vec![Reply::text(table).chunked(11)],
+                "plan",
+                &[],
+                last,
+            ) else {
+                return;
+            };
+            let rows: Vec<&str> = screen
+                .lines()
+                .filter(|r| r.contains('│') || r.contains('┼'))
+                .collect();
+            assert!(
+                rows.iter().any(|r| r.contains('┼')),
+                "{name} {cols}: no header rule:\n{screen}"
+            );
+            let first = bars(rows[0]);
+            assert!(!first.is_empty());
+            for row in &rows {
+                assert_eq!(
+                    bars(row),
+                    first,
+                    "{name} {cols}: unaligned {row:?}:\n{screen}"
+                );
+                assert!(row.chars().count() <= cols as usize);
+            }
+            insta::assert_snapshot!(format!("{name}_{cols}"), screen);
+        }
+    }
+}
