@@ -280,8 +280,11 @@ pub async fn run(
                     Answer::Decide(decision) => decision,
                 };
                 let runs = !matches!(decision, Decision::Decline);
-                if let Decision::Edit(code) = &decision {
-                    activity.replace_code(code);
+                if let Decision::Edit(edited) = &decision {
+                    activity.replace_code(edited);
+                    // What runs is what the user sees: the edited code, before its output.
+                    let panel = renderer.code_panel(&code.format, edited, "as you edited it");
+                    write_now(&mut out, &panel)?;
                 }
                 activity.answered(runs);
                 activity.printed();

@@ -282,3 +282,39 @@ fn tables_that_do_not_fit_wrap_inside_their_cells() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 5: `e` ran the edited code without showing it
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn edited_code_is_shown_before_it_runs() {
+    if !have_python() {
+        return;
+    }
+    for cols in WIDTHS {
+        let s = setup();
+        let server = s.server(vec![
+            Reply::tool_call("python", "print(6 * 7 - 1)"),
+            Reply::text("Done."),
+        ]);
+        let mut command = s.command(&["--api_base", &server.base_url(), "--api_key", "k"]);
+        command.env("EDITOR", "sed -i s/.-.1//");
+        let Some(mut term) = Term::spawn(command, cols, ROWS) else {
+            return;
+        };
+        term.wait_prompt(WAIT);
+        term.line("compute");
+        term.wait_for("Would you like to run this code?", WAIT);
+        term.line("e");
+        term.wait_for("Done.", WAIT);
+        term.wait_prompt(WAIT);
+        term.settle(Duration::from_millis(300), WAIT);
+        let screen = turn_screen(&s, &term, "compute");
+        let edited = screen.find("as you edited it").expect(&screen);
+        let code = screen[edited..].find("│ print(6 * 7)").expect(&screen) + edited;
+        let output = screen.find("│ 42").expect(&screen);
+        assert!(code < output, "{cols}:\n{screen}");
+        insta::assert_snapshot!(format!("edited_{cols}"), screen);
+    }
+}
