@@ -11,7 +11,7 @@ mod terminal;
 
 use std::time::Duration;
 
-use oi_testkit::{Ending, Reply};
+use oi_testkit::{Ending, Reply, Script, ScriptedServer};
 use pty::Term;
 use terminal::*;
 
@@ -317,4 +317,63 @@ fn edited_code_is_shown_before_it_runs() {
         assert!(code < output, "{cols}:\n{screen}");
         insta::assert_snapshot!(format!("edited_{cols}"), screen);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 6: a ```text example was run, and the model asked again ~268 times
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_text_block_in_text_mode_is_prose_and_not_run() {
+    let reply =
+        "The log line looks like this:\n\n```text\nERROR 2026-12-01 disk full\n```\n\nThat is all.";
+    for cols in WIDTHS {
+        let s = setup();
+        let server = s.server(vec![Reply::text(reply), Reply::text("asked again")]);
+        let Some(mut term) = s.oi(&server, &["--no_llm_supports_functions"], cols) else {
+            return;
+        };
+        term.line("show me");
+        term.wait_for("That is all.", WAIT);
+        term.wait_prompt(WAIT);
+        term.settle(Duration::from_millis(300), WAIT);
+        let screen = turn_screen(&s, &term, "show me");
+        assert!(
+            !screen.contains("no output") && !screen.contains("Would you like"),
+            "{screen}"
+        );
+        assert!(screen.contains("│ ERROR 2026-12-01 disk full"), "{screen}");
+        assert_eq!(
+            server.request_count(),
+            1,
+            "{cols}: the model was asked again"
+        );
+        insta::assert_snapshot!(format!("text_block_{cols}"), screen);
+    }
+}
+
+#[test]
+fn a_loop_without_progress_stops_and_says_so() {
+    if !have_python() {
+        return;
+    }
+    let s = setup();
+    let server = s
+        .runtime
+        .block_on(ScriptedServer::start(Script::responder(|_| {
+            Reply::tool_call("python", "print('same')")
+        })))
+        .unwrap();
+    let Some(mut term) = s.oi(&server, &["-y"], 80) else {
+        return;
+    };
+    term.line("go");
+    let screen = term.wait_for("without progress", Duration::from_secs(60));
+    term.wait_prompt(WAIT);
+    assert!(screen.contains("oi stopped this turn"), "{screen}");
+    assert!(
+        server.request_count() <= 6,
+        "{} requests",
+        server.request_count()
+    );
 }
