@@ -421,7 +421,8 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     std::hash::Hash::hash(&(&language, &code), &mut run);
                     while let Some(piece) = output.next().await {
                         let chunk = piece.into_chunk();
-                        std::hash::Hash::hash(&chunk.text(), &mut run);
+                        // The text only: the same output however it is cut into pieces.
+                        std::hash::Hasher::write(&mut run, chunk.text().unwrap_or("").as_bytes());
                         for e in store.push(chunk) { yield e; }
                     }
                     for e in store.push(Chunk::active_line(None)) { yield e; }
