@@ -244,7 +244,19 @@ impl OutputPanel {
         let columns = width(self.indent) + 2 + width(&line);
         let wrapped = columns > screen.cols();
         if tone != self.tone || wrapped || over.is_some() {
-            let mut rows = self.wrapped(&line, tone, screen);
+            let mut rows = if over.is_some() {
+                self.wrapped(&line, tone, screen)
+            } else {
+                // Between words where it can: numbers and words are not cut in the middle.
+                let gutter = self.gutter();
+                wrap(
+                    &[Span::new(tone.style(), line.as_str())],
+                    screen.cols(),
+                    &gutter,
+                    &gutter,
+                    Break::Words,
+                )
+            };
             if let Some(over) = over {
                 rows.extend(self.long_line_end(over, tone, screen));
             }

@@ -77,6 +77,19 @@ impl Screen {
         out
     }
 
+    /// Erases what the terminal echoed after the live text (`^C` when CTRL-C is pressed
+    /// while code runs), which would otherwise sit in front of the next frame.
+    pub fn erase_echo(&mut self) -> String {
+        let mut out = self.settle();
+        let column = self.live % self.cols;
+        out.push('\r');
+        if column > 0 {
+            out.push_str(&format!("\x1b[{column}C"));
+        }
+        out.push_str("\x1b[K");
+        out
+    }
+
     /// Writes spans on the current line.
     pub fn write(&mut self, spans: &[Span]) -> String {
         let mut out = self.settle();

@@ -97,6 +97,11 @@ impl TtyRenderer {
         self.screen.fresh_line()
     }
 
+    /// Erases the terminal's echo of CTRL-C (see [`Screen::erase_echo`]).
+    pub fn erase_echo(&mut self) -> String {
+        self.screen.erase_echo()
+    }
+
     /// The status line for `activity` now, when it should show.
     pub fn tick(&mut self, activity: &Activity, now: Instant) -> String {
         if !activity.wants_status(now) || !self.screen.at_line_start() {

@@ -377,3 +377,145 @@ fn a_loop_without_progress_stops_and_says_so() {
         server.request_count()
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 7: the small things
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_start_says_the_model_and_info_gives_the_window_trimming_uses() {
+    for cols in WIDTHS {
+        let s = setup();
+        let server = s.server(vec![]);
+        let Some(mut term) = s.oi(&server, &["--model", "mystery-model"], cols) else {
+            return;
+        };
+        let intro = term.screen();
+        assert!(
+            intro.contains("▌ Model set to mystery-model"),
+            "{cols}:\n{intro}"
+        );
+        insta::assert_snapshot!(format!("intro_{cols}"), s.redact(&intro));
+        term.line("%info");
+        let screen = term.wait_for("Max tokens", WAIT);
+        assert!(
+            screen.contains("Context window: 8000 tokens (assumed"),
+            "{cols}:\n{screen}"
+        );
+        assert!(!screen.contains("Context window: None"), "{screen}");
+        term.send("\x04");
+    }
+}
+
+#[test]
+fn local_in_a_build_without_the_model_says_so_at_start() {
+    if cfg!(feature = "local") {
+        oi_testkit::skipped!("skipped: this build has the embedded model");
+        return;
+    }
+    let s = setup();
+    let Some(mut term) = Term::spawn(s.command(&["--local"]), 80, ROWS) else {
+        return;
+    };
+    let screen = term.wait_for("built without the embedded local model", WAIT);
+    assert!(!screen.contains("> look"), "{screen}");
+    term.send("\x04");
+}
+
+#[test]
+fn a_typed_word_is_not_taken_as_a_key() {
+    let s = setup();
+    let profile = s
+        .home
+        .path()
+        .join(".config/open-interpreter/profiles/default.yaml");
+    let Some(mut term) = Term::spawn(s.command(&[]), 80, ROWS) else {
+        return;
+    };
+    term.wait_for("OpenAI API key (not shown as you type", WAIT);
+    term.line("hello");
+    let screen = term.wait_for("does not look like an OpenAI API key", WAIT);
+    assert!(!screen.contains("Save the key"), "{screen}");
+    term.line("");
+    term.wait_for("No key given", WAIT);
+    term.wait_prompt(WAIT);
+    assert!(!profile.exists() || !std::fs::read_to_string(&profile).unwrap().contains("hello"));
+    term.send("\x04");
+}
+
+#[test]
+fn output_rows_break_between_words_and_the_question_is_indented() {
+    if !have_python() {
+        return;
+    }
+    let numbers: Vec<String> = (0..24)
+        .map(|i| (1_000_000_007u64 * (i + 3)).to_string())
+        .collect();
+    for cols in WIDTHS {
+        let s = setup();
+        let server = s.server(vec![
+            Reply::tool_call(
+                "python",
+                "print(' '.join(str(1000000007 * (i + 3)) for i in range(24)))",
+            ),
+            Reply::text("Listed."),
+        ]);
+        let Some(mut term) = s.oi(&server, &[], cols) else {
+            return;
+        };
+        term.line("list");
+        term.wait_for("Would you like to run this code?", WAIT);
+        let rows = term.rows();
+        assert!(
+            rows.iter()
+                .any(|r| r == "  Would you like to run this code? (y/n)"),
+            "{cols}: {rows:#?}"
+        );
+        term.line("y");
+        term.wait_for("Listed.", WAIT);
+        term.wait_prompt(WAIT);
+        term.settle(Duration::from_millis(300), WAIT);
+        let screen = turn_screen(&s, &term, "list");
+        assert!(
+            screen.contains("\n  y\n"),
+            "{cols}: the answer is not indented:\n{screen}"
+        );
+        assert_words_whole(&screen, &numbers.join(" "), cols);
+        insta::assert_snapshot!(format!("words_and_question_{cols}"), screen);
+    }
+}
+
+#[test]
+fn ctrl_c_during_code_leaves_whole_frames() {
+    if !have_python() {
+        return;
+    }
+    for cols in WIDTHS {
+        let s = setup();
+        let server = s.server(vec![Reply::tool_call(
+            "python",
+            "import time\nprint('started', flush=True)\ntime.sleep(30)",
+        )]);
+        let Some(mut term) = s.oi(&server, &["-y"], cols) else {
+            return;
+        };
+        term.line("wait");
+        term.wait_for("│ started", WAIT);
+        term.send("\x03");
+        term.wait_for("Stopped.", WAIT);
+        term.wait_prompt(WAIT);
+        term.settle(Duration::from_millis(300), WAIT);
+        let screen = turn_screen(&s, &term, "wait");
+        let tops = screen.matches("╭─").count();
+        let bottoms = screen.matches("╰─").count();
+        assert_eq!(
+            tops, bottoms,
+            "{cols}: a frame without its top or foot:\n{screen}"
+        );
+        assert!(
+            !screen.contains("^C"),
+            "{cols}: the echo of CTRL-C is left:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("ctrl_c_code_{cols}"), screen);
+    }
+}
