@@ -24,6 +24,9 @@ pub struct Screen {
     /// The live line is a draft: [`block`](Self::block) rows and the live row, all erased
     /// by the next replace or draft.
     drafted: bool,
+    /// The rows of the draft on the screen (when [`drafted`](Self::drafted)), so the next
+    /// draft rewrites only from the first row that changed.
+    drawn: Vec<Vec<Span>>,
     /// A status line is drawn on the current (otherwise empty) row.
     status: bool,
     /// The streaming cursor is drawn after the live text.
@@ -39,6 +42,7 @@ impl Screen {
             live: 0,
             block: 0,
             drafted: false,
+            drawn: Vec::new(),
             status: false,
             cursor: false,
         }
@@ -145,6 +149,19 @@ impl Screen {
         if up + 1 >= self.height || rows_out.len() + 1 >= self.height {
             return None;
         }
+        // Rows of the draft on the screen that stay as they are (not its last, open row).
+        let kept = if self.drafted {
+            if self.drawn == rows_out {
+                return Some(String::new());
+            }
+            let same = self.drawn.iter().zip(rows_out).take_while(|(a, b)| a == b);
+            same.count()
+                .min(self.drawn.len().saturating_sub(1))
+                .min(rows_out.len().saturating_sub(1))
+        } else {
+            0
+        };
+        let up = up - kept.min(up);
         let mut out = self.settle();
         if up > 0 {
             out.push_str(&format!("\x1b[{up}A"));
@@ -156,7 +173,7 @@ impl Screen {
             self.drafted = false;
             return Some(out);
         };
-        for row in done {
+        for row in &done[kept..] {
             out.push_str(render(row, true).trim_end_matches(' '));
             out.push('\n');
         }
@@ -164,6 +181,7 @@ impl Screen {
         self.live = spans_width(last).max(1);
         self.block = done.len();
         self.drafted = true;
+        self.drawn = rows_out.to_vec();
         Some(out)
     }
 
@@ -289,10 +307,19 @@ mod tests {
         let mut screen = Screen::new(10, 24);
         let rows = [vec![Span::plain("one")], vec![Span::plain("two")]];
         assert_eq!(screen.draft(&rows, false).unwrap(), "\r\x1b[Jone\ntwo");
+        // The same draft again writes nothing; a longer one only from the changed row.
+        assert_eq!(screen.draft(&rows, false).unwrap(), "");
+        let longer = [vec![Span::plain("one")], vec![Span::plain("two three")]];
+        assert_eq!(screen.draft(&longer, false).unwrap(), "\r\x1b[Jtwo three");
+        let other = [vec![Span::plain("uno")], vec![Span::plain("two")]];
         assert_eq!(
-            screen.draft(&rows, false).unwrap(),
-            "\x1b[1A\r\x1b[Jone\ntwo"
+            screen.draft(&other, false).unwrap(),
+            "\x1b[1A\r\x1b[Juno\ntwo"
         );
+        // Shorter: the cursor goes back to the row the draft now ends on.
+        let one = [vec![Span::plain("uno")]];
+        assert_eq!(screen.draft(&one, false).unwrap(), "\x1b[1A\r\x1b[Juno");
+        assert_eq!(screen.draft(&other, false).unwrap(), "\r\x1b[Juno\ntwo");
         let (out, done) = screen.replace(&[vec![Span::plain("x")]], false);
         assert!(done);
         assert_eq!(out, "\x1b[1A\r\x1b[Jx\n");

@@ -228,6 +228,25 @@ fn the_line_being_written_is_styled_and_wrapped_as_it_streams() {
     }
 }
 
+#[test]
+fn a_long_paragraph_streams_without_rewriting_its_rows() {
+    let sentence = "Each file below the log folder is older than a month and nobody reads it. ";
+    let paragraph = sentence.repeat(16);
+    let Some((_s, term, screen)) = turn(
+        80,
+        vec![Reply::text(paragraph.trim_end()).chunked(4)],
+        "explain",
+        &[],
+        "nobody reads it.\n",
+    ) else {
+        return;
+    };
+    assert_words_whole(&screen, &paragraph, 80);
+    // ~300 pieces over 16 rows: only the row that changed is drawn again each time.
+    let raw = term.raw().len();
+    assert!(raw < 40_000, "{raw} bytes reached the terminal");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Item 4: a table that did not fit fell apart
 // ---------------------------------------------------------------------------------------------
