@@ -344,8 +344,7 @@ fn edited_code_is_shown_before_it_runs() {
 
 #[test]
 fn a_text_block_in_text_mode_is_prose_and_not_run() {
-    let reply =
-        "The log line looks like this:\n\n```text\nERROR 2026-12-01 disk full\n```\n\nThat is all.";
+    let reply = "The log line looks like this:\n\n```text\nERROR 2026-12-01 disk full\n```\n\nand the setting:\n\n```json\n{\"keep_days\": 30}\n```\n\nThat is all.";
     for cols in WIDTHS {
         let s = setup();
         let server = s.server(vec![Reply::text(reply), Reply::text("asked again")]);
@@ -362,6 +361,7 @@ fn a_text_block_in_text_mode_is_prose_and_not_run() {
             "{screen}"
         );
         assert!(screen.contains("│ ERROR 2026-12-01 disk full"), "{screen}");
+        assert!(screen.contains("│ {\"keep_days\": 30}"), "{screen}");
         assert_eq!(
             server.request_count(),
             1,

@@ -63,6 +63,8 @@ pub struct FenceParser {
     line_start: bool,
     /// In `Language`, bytes of `buf` known to hold no newline (they are not searched again).
     scanned: usize,
+    /// `json` blocks are code (the text-mode decoder judges them: a JSON tool call runs).
+    json_is_code: bool,
 }
 
 impl Default for FenceParser {
@@ -80,6 +82,26 @@ impl FenceParser {
             language: String::new(),
             line_start: true,
             scanned: 0,
+            json_is_code: false,
+        }
+    }
+
+    /// A parser for which a `json` block is code, not prose: the caller judges it (a JSON
+    /// tool call runs; other JSON is shown, and [`take_rest`](Self::take_rest) gives what
+    /// followed it to read on).
+    pub fn with_json_blocks() -> Self {
+        FenceParser {
+            json_is_code: true,
+            ..Self::new()
+        }
+    }
+
+    /// After the block's closing fence: the text that followed it in the pieces pushed so far.
+    pub fn take_rest(&mut self) -> String {
+        if self.state == State::Done {
+            std::mem::take(&mut self.buf)
+        } else {
+            String::new()
         }
     }
 
@@ -163,7 +185,8 @@ impl FenceParser {
             .take(MAX_LANGUAGE_CHARS)
             .collect();
         self.line_start = true;
-        if PROSE_LANGUAGES.contains(&language.as_str()) {
+        let json = matches!(language.as_str(), "json" | "jsonc");
+        if PROSE_LANGUAGES.contains(&language.as_str()) && !(json && self.json_is_code) {
             out.push(ModelDelta::Message(format!("{FENCE}{line}")));
             self.state = State::Prose;
             return true;
@@ -225,7 +248,8 @@ impl FenceParser {
                         code,
                     });
                 }
-                self.buf.clear();
+                // What follows the fence is kept for `take_rest`.
+                self.buf.drain(..start + indent + FENCE.len());
                 self.state = State::Done;
                 return false;
             }
