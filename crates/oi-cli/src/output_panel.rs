@@ -344,7 +344,8 @@ impl OutputPanel {
             let dot = if self.timed { " ·" } else { "" };
             out.push_str(&screen.rows(&[vec![
                 Span::plain(self.indent),
-                Span::new(MUTED, format!("╰─ no output{dot}{elapsed}")),
+                // A note, not a frame's foot: there is no panel above it.
+                Span::new(MUTED, format!("no output{dot}{elapsed}")),
             ]]));
             return out;
         }

@@ -461,7 +461,13 @@ impl TtyRenderer {
     pub fn finish_turn(&mut self) -> String {
         let mut out = match &self.block {
             Block::Message { .. } => self.complete_message_line(),
-            Block::Code { .. } => self.complete_code_line(false),
+            Block::Code { .. } => {
+                // Code cut off while it streamed: its panel still gets its foot.
+                let mut out = self.complete_code_line(false);
+                out.push_str(&self.screen.fresh_line());
+                out.push_str(&self.screen.rows(&[self.foot()]));
+                out
+            }
             Block::Output(_) | Block::None => String::new(),
         };
         if matches!(self.block, Block::Output(_)) {

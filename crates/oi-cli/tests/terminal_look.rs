@@ -538,3 +538,42 @@ fn ctrl_c_during_code_leaves_whole_frames() {
         insta::assert_snapshot!(format!("ctrl_c_code_{cols}"), screen);
     }
 }
+
+#[test]
+fn ctrl_c_while_code_streams_or_runs_silently_leaves_whole_frames() {
+    if !have_python() {
+        return;
+    }
+    let streaming = Reply::tool_call_pieces(
+        "python",
+        ["import time\nfor i in range(3):\n", "    print(i)\n"],
+    )
+    .ending(Ending::StallAfter(3, Duration::from_secs(30)));
+    let silent = Reply::tool_call("python", "import time\ntime.sleep(30)");
+    for (name, reply, shown) in [
+        ("ctrl_c_streaming", streaming, "for i in range(3):"),
+        ("ctrl_c_silent", silent, "Running python"),
+    ] {
+        let s = setup();
+        let server = s.server(vec![reply]);
+        let Some(mut term) = s.oi(&server, &["-y"], 80) else {
+            return;
+        };
+        term.line("wait");
+        term.wait_for(shown, WAIT);
+        term.settle(Duration::from_millis(300), WAIT);
+        term.send("\x03");
+        term.wait_for("Stopped.", WAIT);
+        term.wait_prompt(WAIT);
+        term.settle(Duration::from_millis(300), WAIT);
+        let screen = turn_screen(&s, &term, "wait");
+        let tops = screen.matches("╭─").count();
+        let bottoms = screen.matches("╰─").count();
+        assert_eq!(
+            tops, bottoms,
+            "{name}: a frame without its top or foot:\n{screen}"
+        );
+        assert!(!screen.contains("^C"), "{name}:\n{screen}");
+        insta::assert_snapshot!(name, screen);
+    }
+}
