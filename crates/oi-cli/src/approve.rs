@@ -109,18 +109,20 @@ fn edit(code: &CodeContent) -> std::io::Result<String> {
     std::fs::read_to_string(file.path())
 }
 
-/// Asks about one code block.
+/// Asks about one code block; `indent` starts the question and the answer's line (under
+/// the panels on a terminal, flush left in plain text as the original).
 pub fn ask(
     code: &CodeContent,
     safe_mode: SafeMode,
     source: &mut dyn LineSource,
     out: &mut dyn Write,
+    indent: &str,
 ) -> Answer {
     let scan_it = match safe_mode {
         SafeMode::Off => false,
         SafeMode::Auto => true,
         SafeMode::Ask => {
-            matches!(source.read_line("\nWould you like to scan this code? (y/n)\n\n"), Read::Line(l) if l.trim().eq_ignore_ascii_case("y"))
+            matches!(source.read_line(&format!("\n{indent}Would you like to scan this code? (y/n)\n\n{indent}")), Read::Line(l) if l.trim().eq_ignore_ascii_case("y"))
         }
     };
     if scan_it {
@@ -135,7 +137,8 @@ pub fn ask(
         let _ = out.flush();
     }
     loop {
-        let line = match source.read_line("\nWould you like to run this code? (y/n)\n\n") {
+        let question = format!("\n{indent}Would you like to run this code? (y/n)\n\n{indent}");
+        let line = match source.read_line(&question) {
             Read::Interrupted => return Answer::Stop,
             Read::Eof => {
                 let _ = writeln!(

@@ -71,8 +71,24 @@ pub fn ask_for_key(settings: &mut Settings, profile: Option<&Path>) -> std::io::
         "OpenAI API key (not shown as you type; Enter to skip): "
     )?;
     out.flush()?;
-    let key = read_hidden()?;
+    let mut key = read_hidden()?;
     writeln!(out)?;
+    let mut tries = 1;
+    while !key.is_empty() && !looks_like_key(&key) {
+        if tries == 3 {
+            return Ok(String::from(
+                "No key set: what was typed does not look like an OpenAI API key.",
+            ));
+        }
+        tries += 1;
+        write!(
+            out,
+            "That does not look like an OpenAI API key (they start with sk- and have no spaces). Paste the key, or Enter to skip: "
+        )?;
+        out.flush()?;
+        key = read_hidden()?;
+        writeln!(out)?;
+    }
     if key.is_empty() {
         return Ok(String::from(
             "No key given: the first message will fail until one is set.",
@@ -100,6 +116,16 @@ pub fn ask_for_key(settings: &mut Settings, profile: Option<&Path>) -> std::io::
             profile.display()
         )),
     }
+}
+
+/// Whether `key` has the shape of an OpenAI API key (`sk-…`, no spaces): a line typed by
+/// mistake (`hello`) is not taken as a key, nor offered to be saved.
+pub fn looks_like_key(key: &str) -> bool {
+    key.starts_with("sk-")
+        && key.len() >= 12
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
 }
 
 /// Writes `api_key` into the profile's `llm:` section (creating the file from the packaged
@@ -147,6 +173,15 @@ pub fn save_key(profile: &Path, key: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typed_word_is_not_a_key() {
+        assert!(looks_like_key("sk-test-secret-123"));
+        assert!(looks_like_key("sk-proj-AbC_12-xyz"));
+        assert!(!looks_like_key("hello"));
+        assert!(!looks_like_key("sk-"));
+        assert!(!looks_like_key("sk-abc def ghi jkl"));
+    }
 
     #[test]
     fn only_an_openai_model_without_key_or_server_needs_one() {

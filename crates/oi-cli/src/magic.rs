@@ -245,13 +245,22 @@ fn info(interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
         "Vision: {}\n",
         show(s.llm.supports_vision.map(|v| v.to_string()))
     ))?;
+    // The numbers trimming and the reply limit really use, and where they come from.
+    let caps = oi_llm::capabilities::capabilities(&s.llm);
+    let whence = |set: bool| match (set, caps.known) {
+        (true, _) => "",
+        (false, true) => " (oi's model table)",
+        (false, false) => " (assumed: oi does not know this model)",
+    };
     out.md(&format!(
-        "Context window: {}\n",
-        show(s.llm.context_window.map(|v| v.to_string()))
+        "Context window: {} tokens{}\n",
+        caps.context_window,
+        whence(s.llm.context_window.is_some_and(|w| w > 0))
     ))?;
     out.md(&format!(
-        "Max tokens: {}\n",
-        show(s.llm.max_tokens.map(|v| v.to_string()))
+        "Max tokens: {} tokens{}\n",
+        caps.max_output,
+        whence(s.llm.max_tokens.is_some_and(|m| m > 0))
     ))?;
     out.md(&format!("Auto run: {}\n", s.auto_run))?;
     out.md(&format!(

@@ -16,6 +16,7 @@ mod magic;
 mod markdown;
 mod md_table;
 mod message_lines;
+mod output_count;
 mod output_panel;
 mod output_tone;
 mod picker;
@@ -120,6 +121,16 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     let session = !args.stdin && args.message().is_none() && !args.conversations;
     if session && first_contact::needs_openai_key(&settings, &env) {
         first_contact_with(&mut settings, &args)?;
+    }
+    if session && oi_llm::local_model::is_embedded(&settings.llm) && !cfg!(feature = "local") {
+        // Said now, not after the first message: this build cannot answer with `--local`.
+        let style = doc::Style::choose(settings.plain_text_display, &highlight::Grammars::new());
+        let note = match oi_llm::local_model::not_built_error() {
+            oi_core::ModelError::Config(text) => text,
+            other => other.to_string(),
+        };
+        println!("{}", style.markdown(&sanitize::clean(&note)).trim_end());
+        println!();
     }
     // An Ollama model that is not pulled yet is pulled once the user agrees (spec e.7).
     let ask = |question: &str| !args.stdin && ask_yes_no(question);

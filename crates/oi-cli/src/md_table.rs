@@ -1,12 +1,11 @@
 //! Markdown tables: their cells read from the parser's events, then drawn aligned (numbers
 //! to the right where the table says so) with bars between the columns and a rule under the
-//! header — or, when they are wider than the terminal, one wrapped line per row.
+//! header; a table wider than the terminal wraps inside its cells.
 
 use pulldown_cmark::{Alignment, Event, Tag, TagEnd};
 
-use crate::style::{MUTED, Span, spans_width};
-use crate::wrap::Break;
-use crate::wrap::Line;
+use crate::style::{MUTED, Span, spans_width, width};
+use crate::wrap::{Break, Line, wrap};
 
 /// A table being read.
 #[derive(Debug, Default)]
@@ -49,60 +48,143 @@ pub fn event(table: &mut Table, event: &Event<'_>, bold: &mut u8, text: &mut Vec
     true
 }
 
-/// The lines of `table` under `first` (the prefix of every row), `available` columns wide.
+/// The lines of `table` under `first` (the prefix of every row), `available` columns wide:
+/// aligned columns with bars between them and a rule under the header; when the table is
+/// wider than that, its columns are narrowed (the widest first, never below their longest
+/// word when the words fit) and the text wraps inside its cells, so alignment and the rule
+/// are kept at any width.
 pub fn lines(table: &Table, first: &[Span], available: usize) -> Vec<Line> {
-    let first = first.to_vec();
-    let mut out = Vec::new();
     let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0usize; columns];
+    let mut natural = vec![0usize; columns];
+    let mut words = vec![0usize; columns];
     for row in &table.rows {
         for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(spans_width(cell));
+            natural[i] = natural[i].max(spans_width(cell));
+            let text = crate::style::text_of(cell);
+            let longest = text.split_whitespace().map(width).max().unwrap_or(0);
+            words[i] = words[i].max(longest);
         }
     }
-    let total: usize = widths.iter().sum::<usize>() + columns.saturating_sub(1) * 3;
-    if total > available {
-        // Too wide to align: one line per row, cells separated by bars, wrapped.
-        for row in &table.rows {
+    let room = available.saturating_sub(columns.saturating_sub(1) * 3);
+    let widths = if words.iter().sum::<usize>() <= room {
+        // Every word fits whole: what is left goes to the columns that want more.
+        let wants: Vec<usize> = natural.iter().zip(&words).map(|(n, w)| n - w).collect();
+        let extra = fit(&wants, room - words.iter().sum::<usize>());
+        words.iter().zip(extra).map(|(w, e)| w + e).collect()
+    } else {
+        fit(&natural, room)
+    };
+    let mut out = Vec::new();
+    for (r, row) in table.rows.iter().enumerate() {
+        let cells: Vec<Vec<Vec<Span>>> = widths
+            .iter()
+            .enumerate()
+            .map(|(i, width)| {
+                let cell = row.get(i).cloned().unwrap_or_default();
+                wrap(&cell, *width, &[], &[], Break::Words)
+            })
+            .collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+        for k in 0..height {
             let mut body = Vec::new();
-            for (i, cell) in row.iter().enumerate() {
+            for (i, width) in widths.iter().enumerate() {
                 if i > 0 {
                     body.push(Span::new(MUTED, " │ "));
                 }
-                body.extend(cell.iter().cloned());
+                let part = cells[i].get(k).cloned().unwrap_or_default();
+                let pad = width.saturating_sub(spans_width(&part));
+                let (left, right) = match table.alignments.get(i) {
+                    Some(Alignment::Right) => (pad, 0),
+                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                    _ => (0, pad),
+                };
+                body.push(Span::plain(" ".repeat(left)));
+                body.extend(part);
+                if i + 1 < widths.len() {
+                    body.push(Span::plain(" ".repeat(right)));
+                }
             }
-            out.push(Line::new(first.clone(), body, Break::Words));
+            out.push(Line::new(first.to_vec(), body, Break::Anywhere));
         }
-        return out;
-    }
-    for (r, row) in table.rows.iter().enumerate() {
-        let mut body = Vec::new();
-        for (i, width) in widths.iter().enumerate() {
-            if i > 0 {
-                body.push(Span::new(MUTED, " │ "));
-            }
-            let cell = row.get(i).cloned().unwrap_or_default();
-            let pad = width.saturating_sub(spans_width(&cell));
-            let (left, right) = match table.alignments.get(i) {
-                Some(Alignment::Right) => (pad, 0),
-                Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                _ => (0, pad),
-            };
-            body.push(Span::plain(" ".repeat(left)));
-            body.extend(cell);
-            if i + 1 < widths.len() {
-                body.push(Span::plain(" ".repeat(right)));
-            }
-        }
-        out.push(Line::new(first.clone(), body, Break::Anywhere));
         if r + 1 == table.header_rows {
             let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
             out.push(Line::new(
-                first.clone(),
+                first.to_vec(),
                 vec![Span::new(MUTED, rule.join("─┼─"))],
                 Break::Anywhere,
             ));
         }
     }
     out
+}
+
+/// Column widths for columns `natural` wide in `room` columns: each gets what it needs
+/// when all fit; otherwise the narrow ones keep theirs and the others share what is left
+/// equally.
+fn fit(natural: &[usize], room: usize) -> Vec<usize> {
+    if natural.iter().sum::<usize>() <= room {
+        return natural.to_vec();
+    }
+    let mut widths = vec![0usize; natural.len()];
+    let mut left: Vec<usize> = (0..natural.len()).collect();
+    let mut space = room;
+    loop {
+        let share = space / left.len().max(1);
+        let (fitting, wide): (Vec<usize>, Vec<usize>) =
+            left.iter().partition(|&&i| natural[i] <= share);
+        if fitting.is_empty() {
+            let extra = space.saturating_sub(share * wide.len());
+            for (n, &i) in wide.iter().enumerate() {
+                widths[i] = (share + usize::from(n < extra)).max(1);
+            }
+            return widths;
+        }
+        for &i in &fitting {
+            widths[i] = natural[i];
+            space -= natural[i];
+        }
+        left = wide;
+        if left.is_empty() {
+            return widths;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::style::text_of;
+
+    fn table(rows: &[&[&str]]) -> Table {
+        let mut table = Table::new(vec![Alignment::None, Alignment::Right, Alignment::None]);
+        table.header_rows = 1;
+        table.rows = rows
+            .iter()
+            .map(|row| row.iter().map(|c| vec![Span::plain(*c)]).collect())
+            .collect();
+        table
+    }
+
+    #[test]
+    fn a_wide_table_wraps_inside_its_cells() {
+        let table = table(&[
+            &["File", "Size", "Reason"],
+            &["app.log", "2 GB", "grew without rotation since March"],
+        ]);
+        let rows = crate::wrap::rows(&lines(&table, &[Span::plain("  ")], 30), 32);
+        let shown: Vec<String> = rows.iter().map(|r| text_of(r)).collect();
+        assert_eq!(
+            shown,
+            [
+                "  File    │ Size │ Reason",
+                "  ────────┼──────┼──────────────",
+                "  app.log │ 2 GB │ grew without",
+                "          │      │ rotation",
+                "          │      │ since March",
+            ]
+        );
+        assert_eq!(fit(&[10, 10, 10], 30), [10, 10, 10]);
+        assert_eq!(fit(&[4, 40, 40], 30), [4, 13, 13]);
+        assert_eq!(fit(&[4, 40, 40], 31), [4, 14, 13]);
+    }
 }

@@ -36,14 +36,15 @@ impl Ui {
     }
 }
 
-/// The start-up note: approval, how to stop (none with `auto_run` or `offline`, as the
-/// original).
-fn intro(auto_run: bool, offline: bool, plain: bool) -> Option<String> {
+/// The start-up note: the model, approval, how to stop (none with `auto_run` or `offline`,
+/// as the original).
+fn intro(model: &str, auto_run: bool, offline: bool, plain: bool) -> Option<String> {
     if auto_run || offline {
         return None;
     }
-    let mut intro = String::from(
-        "oi will require approval before running code.\n\nUse `oi -y` to bypass this.",
+    let model = crate::sanitize::clean(model).replace('`', "'");
+    let mut intro = format!(
+        "> Model set to `{model}`\n\noi will require approval before running code.\n\nUse `oi -y` to bypass this."
     );
     if !plain {
         intro.push_str(
@@ -63,7 +64,12 @@ pub async fn run(
     let settings = interpreter.settings();
     let plain = settings.plain_text_display;
     let mut out = std::io::stdout();
-    if let Some(intro) = intro(settings.auto_run, settings.offline, plain) {
+    if let Some(intro) = intro(
+        &settings.llm.model,
+        settings.auto_run,
+        settings.offline,
+        plain,
+    ) {
         let text = ui.style.markdown(&intro);
         out.write_all(text.as_bytes())?;
         writeln!(out)?;
@@ -138,12 +144,17 @@ mod tests {
 
     #[test]
     fn the_intro_says_how_to_stop_only_where_it_can() {
-        assert_eq!(intro(true, false, false), None);
-        assert_eq!(intro(false, true, false), None, "offline skips the intro");
-        let plain = intro(false, false, true).unwrap_or_default();
+        assert_eq!(intro("gpt-4o", true, false, false), None);
+        assert_eq!(
+            intro("gpt-4o", false, true, false),
+            None,
+            "offline skips the intro"
+        );
+        let plain = intro("gpt-4o", false, false, true).unwrap_or_default();
         assert!(plain.contains("require approval") && !plain.contains("CTRL-C"));
+        assert!(plain.starts_with("> Model set to `gpt-4o`\n\n"), "{plain}");
         assert!(
-            intro(false, false, false)
+            intro("gpt-4o", false, false, false)
                 .unwrap_or_default()
                 .contains("CTRL-C")
         );

@@ -18,9 +18,15 @@ pub struct Screen {
     height: usize,
     /// Columns written since the start of the current, unfinished line.
     live: usize,
-    /// Rows the last [`replace`](Self::replace) wrote as a block (a table being drawn),
-    /// which the next one may erase too.
+    /// Rows the last [`replace`](Self::replace) or [`draft`](Self::draft) wrote as a block
+    /// (a paragraph or a table being drawn), which the next one may erase too.
     block: usize,
+    /// The live line is a draft: [`block`](Self::block) rows and the live row, all erased
+    /// by the next replace or draft.
+    drafted: bool,
+    /// The rows of the draft on the screen (when [`drafted`](Self::drafted)), so the next
+    /// draft rewrites only from the first row that changed.
+    drawn: Vec<Vec<Span>>,
     /// A status line is drawn on the current (otherwise empty) row.
     status: bool,
     /// The streaming cursor is drawn after the live text.
@@ -35,6 +41,8 @@ impl Screen {
             height: height.max(2),
             live: 0,
             block: 0,
+            drafted: false,
+            drawn: Vec::new(),
             status: false,
             cursor: false,
         }
@@ -56,11 +64,6 @@ impl Screen {
         self.live == 0
     }
 
-    /// Columns written on the current line.
-    pub fn live(&self) -> usize {
-        self.live
-    }
-
     /// Removes the status line and the cursor, if shown.
     pub fn settle(&mut self) -> String {
         let mut out = String::new();
@@ -78,6 +81,19 @@ impl Screen {
         out
     }
 
+    /// Erases what the terminal echoed after the live text (`^C` when CTRL-C is pressed
+    /// while code runs), which would otherwise sit in front of the next frame.
+    pub fn erase_echo(&mut self) -> String {
+        let mut out = self.settle();
+        let column = self.live % self.cols;
+        out.push('\r');
+        if column > 0 {
+            out.push_str(&format!("\x1b[{column}C"));
+        }
+        out.push_str("\x1b[K");
+        out
+    }
+
     /// Writes spans on the current line.
     pub fn write(&mut self, spans: &[Span]) -> String {
         let mut out = self.settle();
@@ -92,7 +108,81 @@ impl Screen {
         out.push('\n');
         self.live = 0;
         self.block = 0;
+        self.drafted = false;
         out
+    }
+
+    /// The terminal's height.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Rows of the block the next replace may erase.
+    pub fn block_rows(&self) -> usize {
+        self.block
+    }
+
+    /// A draft is on the screen (see [`draft`](Self::draft)).
+    pub fn drafted(&self) -> bool {
+        self.drafted
+    }
+
+    /// Rows above the cursor's row that an erase reaches: the live line's rows and, with
+    /// `block` or under a draft, the block's.
+    fn reach(&self, block: bool) -> usize {
+        let above = if block || self.drafted { self.block } else { 0 };
+        let live = if self.live == 0 {
+            0
+        } else {
+            rows(self.live, self.cols) - 1
+        };
+        live + above
+    }
+
+    /// Draws `rows_out` as the line being written (styled and wrapped while it streams):
+    /// erases the live line (and, with `block` or under an earlier draft, the block), then
+    /// writes the rows, the last without its newline so the line can go on. The next
+    /// replace or draft erases all of it. `None` (nothing written) when that would reach
+    /// above the top of the terminal: the caller writes the text raw instead.
+    pub fn draft(&mut self, rows_out: &[Vec<Span>], block: bool) -> Option<String> {
+        let up = self.reach(block);
+        if up + 1 >= self.height || rows_out.len() + 1 >= self.height {
+            return None;
+        }
+        // Rows of the draft on the screen that stay as they are (not its last, open row).
+        let kept = if self.drafted {
+            if self.drawn == rows_out {
+                return Some(String::new());
+            }
+            let same = self.drawn.iter().zip(rows_out).take_while(|(a, b)| a == b);
+            same.count()
+                .min(self.drawn.len().saturating_sub(1))
+                .min(rows_out.len().saturating_sub(1))
+        } else {
+            0
+        };
+        let up = up - kept.min(up);
+        let mut out = self.settle();
+        if up > 0 {
+            out.push_str(&format!("\x1b[{up}A"));
+        }
+        out.push_str("\r\x1b[J");
+        let Some((last, done)) = rows_out.split_last() else {
+            self.live = 0;
+            self.block = 0;
+            self.drafted = false;
+            return Some(out);
+        };
+        for row in &done[kept..] {
+            out.push_str(render(row, true).trim_end_matches(' '));
+            out.push('\n');
+        }
+        out.push_str(&render(last, true));
+        self.live = spans_width(last).max(1);
+        self.block = done.len();
+        self.drafted = true;
+        self.drawn = rows_out.to_vec();
+        Some(out)
     }
 
     /// Ends the current line if anything is on it.
@@ -112,22 +202,29 @@ impl Screen {
             out.push('\n');
         }
         self.block = 0;
+        self.drafted = false;
         out
     }
 
-    /// Erases the live line (every row it wrapped onto) and, with `block`, the rows the
-    /// last such replace wrote, then writes `rows_out` in its place; with `block` they can be
-    /// replaced again (a table redrawn as its rows come). When that reaches above the top of
-    /// the terminal nothing is erased: the line ends, `rows_out` are not written (the raw text
-    /// stays) and `false` is returned.
+    /// Erases the live line (every row it wrapped onto, or the draft) and, with `block`,
+    /// the rows the last replace wrote, then writes `rows_out` in its place; all but the
+    /// first `keep` of them can be replaced again (a paragraph reflowed, a table redrawn as
+    /// its rows come). When that reaches above the top of the terminal nothing is erased:
+    /// the line ends, `rows_out` are not written (the raw text stays) and `false` is
+    /// returned.
     pub fn replace(&mut self, rows_out: &[Vec<Span>], block: bool) -> (String, bool) {
+        self.replace_keeping(rows_out, block, 0)
+    }
+
+    /// [`replace`](Self::replace), the first `keep` rows final.
+    pub fn replace_keeping(
+        &mut self,
+        rows_out: &[Vec<Span>],
+        block: bool,
+        keep: usize,
+    ) -> (String, bool) {
         let mut out = self.settle();
-        let above = if block { self.block } else { 0 };
-        let up = if self.live == 0 {
-            above
-        } else {
-            rows(self.live, self.cols) - 1 + above
-        };
+        let up = self.reach(block);
         if up + 1 >= self.height {
             out.push_str(&self.end_line());
             return (out, false);
@@ -141,7 +238,8 @@ impl Screen {
             out.push('\n');
         }
         self.live = 0;
-        self.block = if block { rows_out.len() } else { 0 };
+        self.block = rows_out.len().saturating_sub(keep);
+        self.drafted = false;
         (out, true)
     }
 
@@ -202,6 +300,32 @@ mod tests {
         let (out, done) = screen.replace(&[vec![Span::plain("styled")]], false);
         assert!(!done);
         assert_eq!(out, "\n");
+    }
+
+    #[test]
+    fn a_draft_is_erased_with_its_rows_by_the_next() {
+        let mut screen = Screen::new(10, 24);
+        let rows = [vec![Span::plain("one")], vec![Span::plain("two")]];
+        assert_eq!(screen.draft(&rows, false).unwrap(), "\r\x1b[Jone\ntwo");
+        // The same draft again writes nothing; a longer one only from the changed row.
+        assert_eq!(screen.draft(&rows, false).unwrap(), "");
+        let longer = [vec![Span::plain("one")], vec![Span::plain("two three")]];
+        assert_eq!(screen.draft(&longer, false).unwrap(), "\r\x1b[Jtwo three");
+        let other = [vec![Span::plain("uno")], vec![Span::plain("two")]];
+        assert_eq!(
+            screen.draft(&other, false).unwrap(),
+            "\x1b[1A\r\x1b[Juno\ntwo"
+        );
+        // Shorter: the cursor goes back to the row the draft now ends on.
+        let one = [vec![Span::plain("uno")]];
+        assert_eq!(screen.draft(&one, false).unwrap(), "\x1b[1A\r\x1b[Juno");
+        assert_eq!(screen.draft(&other, false).unwrap(), "\r\x1b[Juno\ntwo");
+        let (out, done) = screen.replace(&[vec![Span::plain("x")]], false);
+        assert!(done);
+        assert_eq!(out, "\x1b[1A\r\x1b[Jx\n");
+        // The replaced rows stay the block a later replace may erase.
+        let (out, _) = screen.replace(&[vec![Span::plain("y")]], true);
+        assert_eq!(out, "\x1b[1A\r\x1b[Jy\n");
     }
 
     #[test]

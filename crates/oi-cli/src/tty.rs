@@ -97,6 +97,11 @@ impl TtyRenderer {
         self.screen.fresh_line()
     }
 
+    /// Erases the terminal's echo of CTRL-C (see [`Screen::erase_echo`]).
+    pub fn erase_echo(&mut self) -> String {
+        self.screen.erase_echo()
+    }
+
     /// The status line for `activity` now, when it should show.
     pub fn tick(&mut self, activity: &Activity, now: Instant) -> String {
         if !activity.wants_status(now) || !self.screen.at_line_start() {
@@ -248,7 +253,8 @@ impl TtyRenderer {
         out
     }
 
-    /// Prints message text as it comes; complete lines are redrawn as Markdown.
+    /// Shows message text as it comes: the line being written is drawn styled and wrapped
+    /// (a draft, redrawn as it grows), a complete line as its block's Markdown.
     fn stream_message(&mut self, text: &str) -> String {
         if !matches!(self.block, Block::Message { .. }) {
             self.block = Block::Message {
@@ -262,22 +268,42 @@ impl TtyRenderer {
                 Some(body) => (body, true),
                 None => (piece, false),
             };
-            if !body.is_empty() {
-                if self.screen.at_line_start() {
-                    out.push_str(&self.screen.write(&[Span::plain(INDENT)]));
-                }
-                out.push_str(&self.screen.write(&[Span::plain(body)]));
-                if let Block::Message { pending, .. } = &mut self.block {
-                    pending.push_str(body);
-                }
+            if let Block::Message { pending, .. } = &mut self.block {
+                pending.push_str(body);
             }
             if complete {
                 if self.screen.at_line_start() {
                     out.push_str(&self.screen.write(&[Span::plain(INDENT)]));
+                } else if !self.screen.drafted() {
+                    // The line is shown raw (its draft did not fit): it stays so if its
+                    // styled form does not fit either.
+                    out.push_str(&self.screen.write(&[Span::plain(body)]));
                 }
                 out.push_str(&self.complete_message_line());
+            } else if !body.is_empty() {
+                out.push_str(&self.draft_message_line(body));
             }
         }
+        out
+    }
+
+    /// Draws the line being written; when its draft would not fit on the screen, `body`
+    /// (what just came) is written raw and the line is drawn once complete.
+    fn draft_message_line(&mut self, body: &str) -> String {
+        let cols = self.screen.cols();
+        let Block::Message { lines, pending } = &self.block else {
+            return String::new();
+        };
+        let styled = lines.preview(pending, INDENT, cols, &self.grammars);
+        let rows = crate::wrap::rows(&styled.lines, cols);
+        if let Some(out) = self.screen.draft(&rows, styled.replace) {
+            return out;
+        }
+        let mut out = String::new();
+        if self.screen.at_line_start() {
+            out.push_str(&self.screen.write(&[Span::plain(INDENT)]));
+        }
+        out.push_str(&self.screen.write(&[Span::plain(body)]));
         out
     }
 
@@ -291,8 +317,18 @@ impl TtyRenderer {
             return String::new();
         }
         let styled = lines.line(&line, INDENT, cols, &self.grammars);
-        let rows = crate::wrap::rows(&styled.lines, cols);
-        let (out, _) = self.screen.replace(&rows, styled.table);
+        // Under a draft the block this line closed was erased with it: drawn again.
+        let mut rows = if self.screen.drafted() {
+            crate::wrap::rows(&styled.closed, cols)
+        } else {
+            Vec::new()
+        };
+        let keep = rows.len();
+        rows.extend(crate::wrap::rows(&styled.lines, cols));
+        let (out, done) = self.screen.replace_keeping(&rows, styled.replace, keep);
+        if !done || self.screen.block_rows() * 2 > self.screen.height() {
+            lines.close_block();
+        }
         out
     }
 
@@ -425,7 +461,13 @@ impl TtyRenderer {
     pub fn finish_turn(&mut self) -> String {
         let mut out = match &self.block {
             Block::Message { .. } => self.complete_message_line(),
-            Block::Code { .. } => self.complete_code_line(false),
+            Block::Code { .. } => {
+                // Code cut off while it streamed: its panel still gets its foot.
+                let mut out = self.complete_code_line(false);
+                out.push_str(&self.screen.fresh_line());
+                out.push_str(&self.screen.rows(&[self.foot()]));
+                out
+            }
             Block::Output(_) | Block::None => String::new(),
         };
         if matches!(self.block, Block::Output(_)) {

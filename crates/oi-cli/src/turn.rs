@@ -86,6 +86,13 @@ impl Renderer {
         }
     }
 
+    fn erase_echo(&mut self) -> String {
+        match self {
+            Renderer::Plain(_) => String::new(),
+            Renderer::Tty(r) => r.erase_echo(),
+        }
+    }
+
     fn settle(&mut self) -> String {
         match self {
             Renderer::Plain(_) => String::new(),
@@ -269,8 +276,9 @@ pub async fn run(
                 }
                 write_now(&mut out, &text)?;
                 activity.asking();
+                let indent = if renderer.is_tty() { "  " } else { "" };
                 let answer = tokio::task::block_in_place(|| {
-                    approve::ask(&code, safe_mode, source, &mut out)
+                    approve::ask(&code, safe_mode, source, &mut out, indent)
                 });
                 let decision = match answer {
                     Answer::Stop => {
@@ -280,8 +288,11 @@ pub async fn run(
                     Answer::Decide(decision) => decision,
                 };
                 let runs = !matches!(decision, Decision::Decline);
-                if let Decision::Edit(code) = &decision {
-                    activity.replace_code(code);
+                if let Decision::Edit(edited) = &decision {
+                    activity.replace_code(edited);
+                    // What runs is what the user sees: the edited code, before its output.
+                    let panel = renderer.code_panel(&code.format, edited, "as you edited it");
+                    write_now(&mut out, &panel)?;
                 }
                 activity.answered(runs);
                 activity.printed();
@@ -333,7 +344,8 @@ fn track_code(chunk: &Chunk, shown: &mut String) {
 
 /// Says what the turn was doing when it was stopped and leaves the terminal clean.
 fn stopped(renderer: &mut Renderer, activity: &Activity, out: &mut dyn Write) -> Ended {
-    let mut text = renderer.finish_turn();
+    let mut text = renderer.erase_echo();
+    text.push_str(&renderer.finish_turn());
     let what = activity.stopped_what();
     let said = format!("Stopped. {what} The conversation so far is kept.");
     if renderer.is_tty() {

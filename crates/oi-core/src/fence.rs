@@ -16,11 +16,39 @@ const MAX_FENCE_INDENT: usize = 64;
 /// Characters of a language name kept (every code delta carries a copy of it).
 const MAX_LANGUAGE_CHARS: usize = 64;
 
+/// Fence languages that are not code: such a block is part of the message (an example, a
+/// sample of output), never run.
+const PROSE_LANGUAGES: &[&str] = &[
+    "text",
+    "txt",
+    "plaintext",
+    "plain",
+    "output",
+    "console",
+    "terminal",
+    "markdown",
+    "md",
+    "json",
+    "jsonc",
+    "yaml",
+    "yml",
+    "toml",
+    "ini",
+    "csv",
+    "tsv",
+    "log",
+    "diff",
+    "patch",
+    "xml",
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Text,
     Language,
     Code,
+    /// Inside a fenced block that is prose (see [`PROSE_LANGUAGES`]).
+    Prose,
     Done,
 }
 
@@ -35,6 +63,8 @@ pub struct FenceParser {
     line_start: bool,
     /// In `Language`, bytes of `buf` known to hold no newline (they are not searched again).
     scanned: usize,
+    /// `json` blocks are code (the text-mode decoder judges them: a JSON tool call runs).
+    json_is_code: bool,
 }
 
 impl Default for FenceParser {
@@ -52,6 +82,26 @@ impl FenceParser {
             language: String::new(),
             line_start: true,
             scanned: 0,
+            json_is_code: false,
+        }
+    }
+
+    /// A parser for which a `json` block is code, not prose: the caller judges it (a JSON
+    /// tool call runs; other JSON is shown, and [`take_rest`](Self::take_rest) gives what
+    /// followed it to read on).
+    pub fn with_json_blocks() -> Self {
+        FenceParser {
+            json_is_code: true,
+            ..Self::new()
+        }
+    }
+
+    /// After the block's closing fence: the text that followed it in the pieces pushed so far.
+    pub fn take_rest(&mut self) -> String {
+        if self.state == State::Done {
+            std::mem::take(&mut self.buf)
+        } else {
+            String::new()
         }
     }
 
@@ -71,8 +121,8 @@ impl FenceParser {
         loop {
             let progressed = match self.state {
                 State::Text => self.step_text(&mut out),
-                State::Language => self.step_language(),
-                State::Code => self.step_code(&mut out),
+                State::Language => self.step_language(&mut out),
+                State::Code | State::Prose => self.step_code(&mut out),
                 State::Done => false,
             };
             if !progressed {
@@ -85,7 +135,7 @@ impl FenceParser {
     pub fn finish(&mut self) -> Vec<ModelDelta> {
         let rest = std::mem::take(&mut self.buf);
         let out = match self.state {
-            State::Text if !rest.is_empty() => vec![ModelDelta::Message(rest)],
+            State::Text | State::Prose if !rest.is_empty() => vec![ModelDelta::Message(rest)],
             State::Code if !rest.is_empty() => {
                 vec![ModelDelta::Code {
                     language: self.language.clone(),
@@ -118,8 +168,9 @@ impl FenceParser {
         false
     }
 
-    /// The rest of the opening fence's line names the language.
-    fn step_language(&mut self) -> bool {
+    /// The rest of the opening fence's line names the language; a block in a language that
+    /// is not code stays part of the message.
+    fn step_language(&mut self, out: &mut Vec<ModelDelta>) -> bool {
         let Some(found) = self.buf[self.scanned..].find('\n') else {
             self.scanned = self.buf.len();
             return false;
@@ -133,14 +184,32 @@ impl FenceParser {
             .flat_map(char::to_lowercase)
             .take(MAX_LANGUAGE_CHARS)
             .collect();
+        self.line_start = true;
+        let json = matches!(language.as_str(), "json" | "jsonc");
+        if PROSE_LANGUAGES.contains(&language.as_str()) && !(json && self.json_is_code) {
+            out.push(ModelDelta::Message(format!("{FENCE}{line}")));
+            self.state = State::Prose;
+            return true;
+        }
         self.language = if language.is_empty() {
             "python".to_owned()
         } else {
             language
         };
         self.state = State::Code;
-        self.line_start = true;
         true
+    }
+
+    /// What `text` is inside the current block: code, or message text in a prose block.
+    fn delta(&self, text: String) -> ModelDelta {
+        if self.state == State::Prose {
+            ModelDelta::Message(text)
+        } else {
+            ModelDelta::Code {
+                language: self.language.clone(),
+                code: text,
+            }
+        }
     }
 
     /// Inside a block: emit code up to a line that is (or may become) the closing fence.
@@ -162,6 +231,14 @@ impl FenceParser {
                 continue;
             }
             let rest = &line[indent..];
+            if rest.starts_with(FENCE) && self.state == State::Prose {
+                // The prose block ends with its fence; what follows is read as text again.
+                let end = start + indent + FENCE.len();
+                let text: String = self.buf.drain(..end).collect();
+                out.push(ModelDelta::Message(text));
+                self.state = State::Text;
+                return true;
+            }
             if rest.starts_with(FENCE) {
                 let code_end = start.saturating_sub(1);
                 let code: String = self.buf[..code_end].to_owned();
@@ -171,7 +248,8 @@ impl FenceParser {
                         code,
                     });
                 }
-                self.buf.clear();
+                // What follows the fence is kept for `take_rest`.
+                self.buf.drain(..start + indent + FENCE.len());
                 self.state = State::Done;
                 return false;
             }
@@ -185,10 +263,7 @@ impl FenceParser {
         }
         if hold_from > 0 {
             let code: String = self.buf.drain(..hold_from).collect();
-            out.push(ModelDelta::Code {
-                language: self.language.clone(),
-                code,
-            });
+            out.push(self.delta(code));
             self.line_start = false;
         }
         false
@@ -221,6 +296,27 @@ mod tests {
             }
         }
         (text, code, language)
+    }
+
+    #[test]
+    fn a_text_block_is_part_of_the_message() {
+        let reply = "An example:\n```text\nhello world\n```\nand code:\n```python\nprint(1)\n```";
+        let whole = parse_all(&[reply]);
+        assert_eq!(
+            whole,
+            (
+                "An example:\n```text\nhello world\n```\nand code:\n".into(),
+                "print(1)".into(),
+                "python".into()
+            )
+        );
+        let pieces: Vec<String> = reply.chars().map(String::from).collect();
+        let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(parse_all(&pieces), whole);
+        for language in ["json", "console", "output", "markdown"] {
+            let reply = format!("```{language}\n{{}}\n```\n");
+            assert_eq!(parse_all(&[&reply]).0, reply);
+        }
     }
 
     #[test]

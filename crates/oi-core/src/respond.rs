@@ -274,6 +274,19 @@ async fn judge_block(judge: &Arc<dyn Judge>, rules: &Rules, language: &str, code
     })
 }
 
+/// Automatic model requests in a row without progress — the same code run again with the
+/// same output, or a reply whose block is not run (a text block, an empty one) — after which
+/// the turn stops and says so (a reply with a ```text block was re-asked ~268 times in 3 s).
+const STALLS_ALLOWED: u32 = 3;
+
+/// What the turn says when it stops a loop without progress.
+fn stalled_message() -> String {
+    format!(
+        "oi stopped this turn: the model was asked {} times in a row without progress (the same code with the same output, or no code to run). Send a message to go on.",
+        STALLS_ALLOWED + 1
+    )
+}
+
 /// The respond loop as a stream of turn events: framed chunks, approval requests, and one
 /// last `Complete` or `Error`.
 pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send + 'static {
@@ -291,12 +304,19 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
         let rules = ctx.settings.rules();
         let mut insert_loop_message = false;
         let mut prepared = Vec::new();
+        let mut stalls = 0u32;
+        let mut last_run: Option<u64> = None;
         loop {
             if ctx.shared.messages().is_empty() {
                 yield TurnEvent::Error(TurnError::NoMessage);
                 return;
             }
             if pending_code(&ctx.shared).is_none() {
+                if stalls > STALLS_ALLOWED {
+                    tracing::info!(stalls, "no progress: the turn stops");
+                    for e in store.push(Chunk::console_output(stalled_message())) { yield e; }
+                    break;
+                }
                 if let Some(error) = over_budget(&ctx.settings, &ctx.shared) {
                     tracing::info!(%error, "the budget is spent: nothing more is sent");
                     if let Some(end) = store.close() { yield end; }
@@ -349,10 +369,12 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
             match plan {
                 CodePlan::Note(text) => {
                     store_note(&ctx.shared, text);
+                    stalls += 1;
                     continue;
                 }
                 CodePlan::Empty => {
                     for e in store.push(Chunk::console_output(prompts::EMPTY_CODE_MESSAGE)) { yield e; }
+                    stalls += 1;
                     continue;
                 }
                 CodePlan::Unsupported { language, code } => {
@@ -395,10 +417,22 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     let code = code_after_decision(&ctx.shared, decision, code);
                     tracing::info!(%language, "running the code");
                     let mut output = ctx.computer.run(&language, &code, &ctx.settings.computer);
+                    let mut run = std::hash::DefaultHasher::new();
+                    std::hash::Hash::hash(&(&language, &code), &mut run);
                     while let Some(piece) = output.next().await {
-                        for e in store.push(piece.into_chunk()) { yield e; }
+                        let chunk = piece.into_chunk();
+                        // The text only: the same output however it is cut into pieces.
+                        std::hash::Hasher::write(&mut run, chunk.text().unwrap_or("").as_bytes());
+                        for e in store.push(chunk) { yield e; }
                     }
                     for e in store.push(Chunk::active_line(None)) { yield e; }
+                    let run = std::hash::Hasher::finish(&run);
+                    if last_run == Some(run) {
+                        stalls += 1;
+                    } else {
+                        stalls = 0;
+                        last_run = Some(run);
+                    }
                 }
             }
         }

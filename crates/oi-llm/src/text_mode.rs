@@ -54,7 +54,7 @@ impl TextDecoder {
     /// A decoder at the start of a reply.
     pub fn new() -> Self {
         TextDecoder {
-            parser: FenceParser::new(),
+            parser: FenceParser::with_json_blocks(),
             lead: Lead::Undecided,
             held: String::new(),
             held_blank: 0,
@@ -77,9 +77,7 @@ impl TextDecoder {
         let deltas = self.parser.push(text);
         let mut out = Vec::new();
         self.take(deltas, &mut out);
-        if self.parser.is_done() {
-            self.close_json_block(&mut out);
-        }
+        while self.parser.is_done() && self.close_json_block(&mut out) {}
         out
     }
 
@@ -91,7 +89,10 @@ impl TextDecoder {
         }
         let deltas = self.parser.finish();
         self.take(deltas, &mut out);
-        self.close_json_block(&mut out);
+        while self.close_json_block(&mut out) {
+            let deltas = self.parser.finish();
+            self.take(deltas, &mut out);
+        }
         if self.lead == Lead::MaybeJson {
             let held = std::mem::take(&mut self.held);
             match tool_call_from_text(&held) {
@@ -176,18 +177,23 @@ impl TextDecoder {
         }
     }
 
-    fn close_json_block(&mut self, out: &mut Vec<ModelDelta>) {
+    /// A `json` block ended: a tool call is the reply's code; other JSON is part of the
+    /// message (an example is not run), and the reply is read on after it — whether it was.
+    fn close_json_block(&mut self, out: &mut Vec<ModelDelta>) -> bool {
         let Some(block) = self.json_block.take() else {
-            return;
+            return false;
         };
-        match tool_call_from_text(&block) {
-            Some((language, code)) => out.push(ModelDelta::Code { language, code }),
-            None => out.push(ModelDelta::Code {
-                language: "json".to_owned(),
-                code: block,
-            }),
+        if let Some((language, code)) = tool_call_from_text(&block) {
+            out.push(ModelDelta::Code { language, code });
+            self.done = true;
+            return false;
         }
-        self.done = true;
+        out.push(ModelDelta::Message(format!("```json\n{block}\n```")));
+        let rest = self.parser.take_rest();
+        self.parser = FenceParser::with_json_blocks();
+        let deltas = self.parser.push(&rest);
+        self.take(deltas, out);
+        true
     }
 }
 
@@ -354,8 +360,23 @@ mod tests {
         );
         assert_eq!(
             decode_in_pieces("```json\n{\"a\": 1}\n```", 2),
-            vec![code("json", "{\"a\": 1}")]
+            vec![ModelDelta::Message("```json\n{\"a\": 1}\n```".into())]
         );
+        // JSON that is not a tool call is an example: shown, not run, and the reply goes on
+        // (its next block is the code).
+        for size in [1, 3, 1000] {
+            assert_eq!(
+                decode_in_pieces(
+                    "Config:\n```json\n{\"a\": 1}\n```\nthen\n```python\nprint(3)\n```",
+                    size
+                ),
+                vec![
+                    ModelDelta::Message("Config:\n```json\n{\"a\": 1}\n```\nthen\n".into()),
+                    code("python", "print(3)")
+                ],
+                "size {size}"
+            );
+        }
         assert_eq!(
             decode_in_pieces("Sure:\n```python\nprint(2)\n```", 2),
             vec![
