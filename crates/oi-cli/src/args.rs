@@ -60,6 +60,10 @@ pub struct Args {
     /// Run the WebSocket/HTTP server (same as `oi-server`; the server flags below apply).
     #[arg(long = "server")]
     pub server: bool,
+    /// Serve oi's code interpreter over MCP on standard input and output, for another agent
+    /// (tools: execute, stop, reset, languages, read_file, write_file).
+    #[arg(long = "mcp")]
+    pub mcp: bool,
     /// The server's flags (with --server).
     #[command(flatten)]
     pub server_args: ServerArgs,

@@ -111,6 +111,11 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     oi_config::logging::init(settings.verbose, settings.debug);
+    if args.mcp {
+        // Standard output is the MCP channel from here: everything else goes to stderr.
+        oi_mcp::serve_stdio(settings).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.server {
         let mut config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
         args.server_args.apply(&mut config);

@@ -112,6 +112,11 @@ impl Assembly {
         notes
     }
 
+    /// The parts every computer shares (for other builders of computers, e.g. MCP's sessions).
+    pub fn parts(&self) -> &ComputerParts {
+        &self.parts
+    }
+
     /// The computer for `settings` (see [`ComputerParts::computer`]).
     pub fn computer(&self, settings: &Settings) -> LocalComputer {
         self.parts.computer(settings)

@@ -1,0 +1,20 @@
+//! oi-mcp: the Model Context Protocol both ways, with the official Rust SDK (`rmcp`).
+//!
+//! - As a server ([`OiMcp`]): oi's code interpreter for any agent. Tools run code in
+//!   persistent, named sessions (state kept between calls), stop and reset them, list the
+//!   languages, and read and write files inside the workspace. Every run goes through oi's
+//!   judge (the hard-deny list and `deny` rules; the calling agent is the one who approves)
+//!   and runs on the computer oi-config builds from the settings, so the sandbox, the
+//!   resource limits and the withheld secrets apply as to any code. A cancelled call stops its
+//!   code. [`serve_stdio`] is `oi --mcp`; [`http_service`] is oi-server's `/mcp`.
+//! - The wire shapes (tool names and schemas) are in [`tools`] and docs/protocol.md.
+
+mod files;
+mod output;
+mod run;
+mod server;
+mod sessions;
+pub mod tools;
+
+pub use server::{HttpService, OiMcp, ServeError, http_service, serve_stdio};
+pub use sessions::{MAX_SESSIONS, Sessions};

@@ -1,0 +1,272 @@
+//! The MCP server: [`OiMcp`] answers `tools/list` and `tools/call` for one connection (its own
+//! named sessions); [`serve_stdio`] serves it on standard input and output (`oi --mcp`),
+//! [`http_service`] over Streamable HTTP (oi-server's `/mcp`, one [`OiMcp`] per MCP session).
+
+use std::sync::Arc;
+
+use oi_config::ComputerParts;
+use oi_core::Settings;
+use oi_core::computer::Computer as _;
+use oi_core::policy::Judge;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::run::{Execute, Progress, execute, refusal};
+use crate::sessions::Sessions;
+use crate::tools;
+
+/// What `oi --mcp` could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The MCP handshake failed.
+    #[error("MCP: the client's handshake failed: {0}")]
+    Handshake(String),
+    /// The connection ended abnormally.
+    #[error("MCP: the connection failed: {0}")]
+    Connection(String),
+}
+
+/// oi's tools for one MCP connection.
+#[derive(Clone)]
+pub struct OiMcp {
+    sessions: Arc<Sessions>,
+    judge: Arc<dyn Judge>,
+    languages: Arc<Vec<String>>,
+}
+
+impl std::fmt::Debug for OiMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OiMcp")
+            .field("sessions", &self.sessions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OiMcp {
+    /// A connection's tools, with sessions built from `settings` and `parts` (oi-config's
+    /// builder: the sandbox, limits and secrets of the settings).
+    pub fn new(settings: Settings, parts: ComputerParts) -> OiMcp {
+        let languages = parts
+            .computer(&settings)
+            .languages()
+            .into_iter()
+            .map(|spec| spec.name.to_lowercase())
+            .collect();
+        OiMcp {
+            sessions: Arc::new(Sessions::new(settings, parts)),
+            judge: oi_judge::judge(),
+            languages: Arc::new(languages),
+        }
+    }
+
+    /// The same tools for another connection: no sessions yet.
+    pub fn fresh(&self) -> OiMcp {
+        OiMcp {
+            sessions: Arc::new(self.sessions.empty_like()),
+            judge: Arc::clone(&self.judge),
+            languages: Arc::clone(&self.languages),
+        }
+    }
+
+    /// The tools this server offers.
+    pub fn tools(&self) -> Vec<Tool> {
+        tools::all(&self.languages)
+    }
+
+    /// Answers one tool call; `cancel` fires when the caller cancels it.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        cancel: CancellationToken,
+        progress: Option<(rmcp::service::Peer<RoleServer>, rmcp::model::ProgressToken)>,
+    ) -> CallToolResult {
+        let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+        let session = text("session").unwrap_or(tools::DEFAULT_SESSION);
+        match name {
+            tools::EXECUTE => {
+                let (Some(language), Some(code)) = (text("language"), text("code")) else {
+                    return refusal("execute takes a `language` and `code` (strings).");
+                };
+                let call = Execute {
+                    language,
+                    code,
+                    session,
+                };
+                let progress = progress.map(|(peer, token)| Progress { peer, token });
+                execute(&self.sessions, &self.judge, call, cancel, progress).await
+            }
+            tools::STOP => match self.sessions.get(session) {
+                Some(computer) => {
+                    computer.stop();
+                    ok(format!("Stopped what ran in session {session}."))
+                }
+                None => ok(format!("Session {session} is not open; nothing to stop.")),
+            },
+            tools::RESET => {
+                if self.sessions.reset(session).await {
+                    ok(format!(
+                        "Session {session} ended; the next call starts afresh."
+                    ))
+                } else {
+                    ok(format!("Session {session} was not open."))
+                }
+            }
+            tools::LANGUAGES => {
+                let listing = serde_json::json!({
+                    "languages": *self.languages,
+                    "sessions": self.sessions.names(),
+                });
+                CallToolResult::structured(listing)
+            }
+            tools::READ_FILE => {
+                let Some(path) = text("path") else {
+                    return refusal("read_file takes a `path`.");
+                };
+                read_file(self.sessions.settings(), path).await
+            }
+            tools::WRITE_FILE => {
+                let (Some(path), Some(content)) = (text("path"), text("content")) else {
+                    return refusal("write_file takes a `path` and `content` (strings).");
+                };
+                write_file(self.sessions.settings(), path, content).await
+            }
+            other => refusal(format!("oi has no tool {other:?}.")),
+        }
+    }
+}
+
+fn ok(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+async fn read_file(settings: &Settings, asked: &str) -> CallToolResult {
+    let path = match crate::files::readable(settings, asked) {
+        Ok(path) => path,
+        Err(problem) => return refusal(problem),
+    };
+    match tokio::fs::metadata(&path).await {
+        Ok(meta) if meta.len() > crate::files::MAX_READ => {
+            return refusal(format!(
+                "{asked} is {} bytes; read_file returns files up to {} bytes (use execute to read parts).",
+                meta.len(),
+                crate::files::MAX_READ
+            ));
+        }
+        Ok(meta) if !meta.is_file() => return refusal(format!("{asked} is not a file.")),
+        Ok(_) => {}
+        Err(error) => return refusal(format!("Cannot read {asked}: {error}.")),
+    }
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => ok(text),
+            Err(_) => refusal(format!("{asked} is not UTF-8 text.")),
+        },
+        Err(error) => refusal(format!("Cannot read {asked}: {error}.")),
+    }
+}
+
+async fn write_file(settings: &Settings, asked: &str, content: &str) -> CallToolResult {
+    let path = match crate::files::writable(settings, asked) {
+        Ok(path) => path,
+        Err(problem) => return refusal(problem),
+    };
+    if let Some(parent) = path.parent()
+        && let Err(error) = tokio::fs::create_dir_all(parent).await
+    {
+        return refusal(format!("Cannot write {asked}: {error}."));
+    }
+    match tokio::fs::write(&path, content).await {
+        Ok(()) => ok(format!("Wrote {} bytes to {asked}.", content.len())),
+        Err(error) => refusal(format!("Cannot write {asked}: {error}.")),
+    }
+}
+
+impl ServerHandler for OiMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("oi", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "oi runs code on this machine in persistent sessions (execute), under oi's sandbox, limits and hard-deny list.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().into_iter().find(|tool| tool.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let token = request
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get_progress_token())
+            .or_else(|| context.meta.get_progress_token());
+        let progress = token.map(|token| (context.peer.clone(), token));
+        let result = self
+            .call(&request.name, &arguments, context.ct.clone(), progress)
+            .await;
+        Ok(result.into())
+    }
+}
+
+/// Serves oi's tools on standard input and output until the client goes away, then ends
+/// every session.
+pub async fn serve_stdio(settings: Settings) -> Result<(), ServeError> {
+    let parts = ComputerParts::new(&settings, None);
+    let server = OiMcp::new(settings, parts);
+    let sessions = Arc::clone(&server.sessions);
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| ServeError::Handshake(error.to_string()))?;
+    let quit = running.waiting().await;
+    for name in sessions.names() {
+        sessions.reset(&name).await;
+    }
+    quit.map(|_| ())
+        .map_err(|error| ServeError::Connection(error.to_string()))
+}
+
+/// The Streamable HTTP service [`http_service`] builds.
+pub type HttpService = StreamableHttpService<OiMcp, LocalSessionManager>;
+
+/// The Streamable HTTP service for oi-server's `/mcp`: one [`OiMcp`] (own sessions) per MCP
+/// session, its sessions ended when the MCP session closes. Host and Origin are checked by
+/// oi-server's own door before a request gets here, so rmcp's loopback-only Host check is
+/// off (it would refuse a server bound to another address that oi-server allows).
+pub fn http_service(
+    settings: Settings,
+    parts: ComputerParts,
+    shutdown: CancellationToken,
+) -> HttpService {
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(shutdown);
+    let template = OiMcp::new(settings, parts);
+    StreamableHttpService::new(
+        move || Ok(template.fresh()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}

@@ -1,0 +1,129 @@
+//! The named sessions of one MCP connection: each a computer of its own (its interpreters,
+//! their state, their processes), built on demand by oi-config's one builder, so that the
+//! sandbox, limits and withheld secrets of the settings apply.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use oi_computer::LocalComputer;
+use oi_config::ComputerParts;
+use oi_core::Settings;
+use oi_core::computer::Computer;
+
+/// The most sessions one connection may hold at once (each may run an interpreter per
+/// language): a caller cannot make oi start processes without bound.
+pub const MAX_SESSIONS: usize = 16;
+
+/// The longest session name accepted.
+const MAX_NAME: usize = 64;
+
+/// One connection's sessions, by name.
+pub struct Sessions {
+    settings: Settings,
+    parts: ComputerParts,
+    open: Mutex<BTreeMap<String, Arc<LocalComputer>>>,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("open", &self.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    /// No sessions yet; each will be built from `settings` with `parts`.
+    pub fn new(settings: Settings, parts: ComputerParts) -> Sessions {
+        Sessions {
+            settings,
+            parts,
+            open: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// No sessions, built like these.
+    pub fn empty_like(&self) -> Sessions {
+        Sessions::new(self.settings.clone(), self.parts.clone())
+    }
+
+    /// The settings every session runs under.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The names of the sessions open now.
+    pub fn names(&self) -> Vec<String> {
+        let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        open.keys().cloned().collect()
+    }
+
+    /// The computer of session `name`, started if new; an error sentence when the name is
+    /// not acceptable or too many sessions are open.
+    pub fn get_or_open(&self, name: &str) -> Result<Arc<LocalComputer>, String> {
+        check_name(name)?;
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(computer) = open.get(name) {
+            return Ok(Arc::clone(computer));
+        }
+        if open.len() >= MAX_SESSIONS {
+            return Err(format!(
+                "Too many sessions ({MAX_SESSIONS} open): reset one before opening another."
+            ));
+        }
+        let computer = Arc::new(self.parts.computer(&self.settings));
+        open.insert(name.to_owned(), Arc::clone(&computer));
+        Ok(computer)
+    }
+
+    /// The computer of session `name` if it is open.
+    pub fn get(&self, name: &str) -> Option<Arc<LocalComputer>> {
+        let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        open.get(name).cloned()
+    }
+
+    /// Ends session `name` and every process it started; whether it was open.
+    pub async fn reset(&self, name: &str) -> bool {
+        let computer = {
+            let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+            open.remove(name)
+        };
+        match computer {
+            Some(computer) => {
+                computer.terminate().await;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Whether `name` may name a session: 1 to 64 letters, digits, `-`, `_` or `.`.
+fn check_name(name: &str) -> Result<(), String> {
+    let fine = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "A session name is 1 to {MAX_NAME} letters, digits, '-', '_' or '.'; got {name:?}."
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_name;
+
+    #[test]
+    fn session_names_are_short_and_plain() {
+        assert!(check_name("default").is_ok());
+        assert!(check_name("a-b_c.1").is_ok());
+        assert!(check_name("").is_err());
+        assert!(check_name("../x").is_err());
+        assert!(check_name(&"x".repeat(65)).is_err());
+    }
+}
