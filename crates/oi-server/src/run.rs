@@ -24,6 +24,8 @@ pub async fn run(
     for note in assembly.notes(&settings) {
         eprintln!("{note}");
     }
+    let parts = assembly.parts().clone();
+    let mcp_settings = settings.clone();
     let factory: InterpreterFactory = Arc::new(move || assembly.interpreter(settings.clone()));
     let (host, port) = (config.host.clone(), config.port);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))
@@ -54,6 +56,9 @@ pub async fn run(
     let lease_ttl = config.lease_ttl;
     // Built (the working directory opened) before clients can know the server is up.
     let state = AppState::new(config, factory);
+    // MCP at `/mcp`: its own sessions per MCP session, with the same computers' parts.
+    let mcp = oi_mcp::http_service(mcp_settings, parts, state.shutdown.child_token());
+    let state = state.with_mcp(mcp);
     if let Some(store) = store {
         let cluster = crate::sessions::cluster::Cluster::new(store, lease_ttl);
         state.sessions.use_cluster(std::sync::Arc::new(cluster));

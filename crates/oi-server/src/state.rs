@@ -24,7 +24,12 @@ pub struct AppState {
     pub hosts: Arc<AllowedHosts>,
     /// The working directory, opened once: uploads and downloads stay beneath it.
     pub files: Arc<FileRoot>,
+    /// oi's tools over MCP (Streamable HTTP) at `/mcp`, when the server offers them.
+    pub mcp: Option<Arc<McpService>>,
 }
+
+/// The `/mcp` service: one set of oi-mcp sessions per MCP session.
+pub type McpService = oi_mcp::HttpService;
 
 impl AppState {
     /// A state whose sessions get interpreters from `factory`.
@@ -40,7 +45,14 @@ impl AppState {
             files: Arc::new(FileRoot::open(&config.working_dir)),
             config,
             shutdown: CancellationToken::new(),
+            mcp: None,
         }
+    }
+
+    /// The same state, serving MCP at `/mcp` with `service`.
+    pub fn with_mcp(mut self, service: McpService) -> Self {
+        self.mcp = Some(Arc::new(service));
+        self
     }
 
     /// The same state, answering to the address it is actually bound to (the port may have

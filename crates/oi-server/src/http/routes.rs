@@ -43,6 +43,9 @@ const ROUTES: &[RouteSpec] = &[
     spec("/sessions/{id}", &["GET", "POST", "DELETE"]),
     spec("/sessions/{id}/messages", &["GET"]),
     spec("/openai/chat/completions", &["POST"]),
+    // MCP over Streamable HTTP (oi-mcp): POST messages, GET the event stream, DELETE the
+    // MCP session. Behind the same door as every route.
+    spec("/mcp", &["GET", "POST", "DELETE"]),
 ];
 
 /// The routes that run code or touch files directly (`INTERPRETER_INSECURE_ROUTES=true`).
@@ -78,6 +81,9 @@ fn endpoint(path: &str, method: &str) -> Option<MethodRouter<AppState>> {
         ("/sessions/{id}", "DELETE") => delete(delete_session),
         ("/sessions/{id}/messages", "GET") => get(session_messages),
         ("/openai/chat/completions", "POST") => post(openai::chat_completions),
+        ("/mcp", "GET") => get(mcp),
+        ("/mcp", "POST") => post(mcp),
+        ("/mcp", "DELETE") => delete(mcp),
         ("/run", "POST") => post(insecure::run),
         ("/upload", "POST") => post(insecure::upload),
         ("/download/{*path}", "GET") => get(insecure::download),
@@ -126,6 +132,19 @@ fn not_found_response() -> Response {
         Json(json!({"detail": "Not Found"})),
     )
         .into_response()
+}
+
+/// `/mcp`: handed to oi-mcp's Streamable HTTP service once the door let the request in; 404
+/// when this server does not offer MCP.
+async fn mcp(State(state): State<AppState>, request: Request) -> Response {
+    use tower::ServiceExt as _;
+    let Some(service) = state.mcp.clone() else {
+        return not_found_response();
+    };
+    match (*service).clone().oneshot(request).await {
+        Ok(response) => response.into_response(),
+        Err(never) => match never {},
+    }
 }
 
 async fn heartbeat() -> Json<Value> {
