@@ -7,8 +7,11 @@
 //!   and runs on the computer oi-config builds from the settings, so the sandbox, the
 //!   resource limits and the withheld secrets apply as to any code. A cancelled call stops its
 //!   code. [`serve_stdio`] is `oi --mcp`; [`http_service`] is oi-server's `/mcp`.
+//! - As a client ([`client::McpClients`]): the servers of a profile's `mcp_servers:`, their
+//!   tools under `SERVER__TOOL` names, calls made on them.
 //! - The wire shapes (tool names and schemas) are in [`tools`] and docs/protocol.md.
 
+pub mod client;
 mod files;
 mod output;
 mod run;

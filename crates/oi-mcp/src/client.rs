@@ -1,0 +1,266 @@
+//! oi as an MCP client: the servers a profile's `mcp_servers:` names (the shape other agents
+//! use: a name to `{command, args, env}` or `{url, headers}`), connected at start, their tools
+//! offered under `SERVER__TOOL` names, and calls made on them. A server that does not start is
+//! one line in [`McpClients::failures`]; the others go on.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::io::AsyncReadExt as _;
+
+/// How long a server may take to start and answer the handshake and `tools/list`.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What joins a server's name and its tool's name in the name offered to the model.
+pub const SEPARATOR: &str = "__";
+
+/// One server of `mcp_servers:`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ServerSpec {
+    /// A program oi starts and speaks to on its standard input and output.
+    Command {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Variables added to its environment.
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+    /// A server reached over Streamable HTTP.
+    Url {
+        /// Its URL.
+        url: String,
+        /// Headers sent with every request (e.g. a key).
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfferedTool {
+    /// `SERVER__TOOL`.
+    pub name: String,
+    /// The server's description of it.
+    pub description: String,
+    /// Its input schema.
+    pub input_schema: Value,
+}
+
+/// What a call gave back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutcome {
+    /// Its text content, joined (other content is named in brackets).
+    pub text: String,
+    /// Whether the server said the call failed.
+    pub is_error: bool,
+}
+
+struct Connected {
+    name: String,
+    service: RunningService<RoleClient, ()>,
+    tools: Vec<rmcp::model::Tool>,
+}
+
+/// The connected servers.
+#[derive(Default)]
+pub struct McpClients {
+    servers: Vec<Connected>,
+    failures: Vec<String>,
+}
+
+impl std::fmt::Debug for McpClients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClients")
+            .field(
+                "servers",
+                &self.servers.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
+            .field("failures", &self.failures)
+            .finish()
+    }
+}
+
+impl McpClients {
+    /// Starts and connects every server of `specs`, one after another.
+    pub async fn connect(specs: &BTreeMap<String, ServerSpec>) -> McpClients {
+        let mut clients = McpClients::default();
+        for (name, spec) in specs {
+            match connect_one(name, spec).await {
+                Ok(connected) => clients.servers.push(connected),
+                Err(problem) => clients.failures.push(format!(
+                    "MCP server {name}: {problem}; its tools are not offered."
+                )),
+            }
+        }
+        clients
+    }
+
+    /// One line per server that could not be used.
+    pub fn failures(&self) -> &[String] {
+        &self.failures
+    }
+
+    /// Every tool of every connected server, under `SERVER__TOOL` names.
+    pub fn tools(&self) -> Vec<OfferedTool> {
+        self.servers
+            .iter()
+            .flat_map(|server| {
+                server.tools.iter().map(|tool| OfferedTool {
+                    name: format!("{}{SEPARATOR}{}", server.name, tool.name),
+                    description: tool.description.as_deref().unwrap_or("").to_owned(),
+                    input_schema: Value::Object((*tool.input_schema).clone()),
+                })
+            })
+            .collect()
+    }
+
+    /// The servers and their tools, for `%mcp`.
+    pub fn listing(&self) -> String {
+        let mut out = String::new();
+        if self.servers.is_empty() && self.failures.is_empty() {
+            out.push_str("No MCP servers (a profile's `mcp_servers:` names them).\n");
+        }
+        for server in &self.servers {
+            out.push_str(&format!("{} ({} tools)\n", server.name, server.tools.len()));
+            for tool in &server.tools {
+                let about = tool.description.as_deref().unwrap_or("");
+                out.push_str(&format!(
+                    "  {}{SEPARATOR}{}  {about}\n",
+                    server.name, tool.name
+                ));
+            }
+        }
+        for failure in &self.failures {
+            out.push_str(failure);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Calls the tool offered as `offered` (`SERVER__TOOL`) with `arguments`.
+    pub async fn call(
+        &self,
+        offered: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallOutcome, String> {
+        let (server, tool) = self
+            .servers
+            .iter()
+            .find_map(|server| {
+                let rest = offered
+                    .strip_prefix(&server.name)?
+                    .strip_prefix(SEPARATOR)?;
+                server
+                    .tools
+                    .iter()
+                    .any(|tool| tool.name == rest)
+                    .then(|| (server, rest.to_owned()))
+            })
+            .ok_or_else(|| format!("No MCP tool {offered:?}."))?;
+        let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+        let result = server
+            .service
+            .call_tool(params)
+            .await
+            .map_err(|error| format!("MCP server {}: {error}", server.name))?;
+        let mut text = String::new();
+        for block in &result.content {
+            match block {
+                ContentBlock::Text(t) => text.push_str(&t.text),
+                ContentBlock::Image(image) => {
+                    text.push_str(&format!("[image {}]", image.mime_type));
+                }
+                _ => text.push_str("[non-text content]"),
+            }
+        }
+        if text.is_empty()
+            && let Some(structured) = &result.structured_content
+        {
+            text = structured.to_string();
+        }
+        Ok(CallOutcome {
+            text,
+            is_error: result.is_error.unwrap_or(false),
+        })
+    }
+
+    /// Ends every server.
+    pub async fn close(self) {
+        for server in self.servers {
+            let _ = server.service.cancel().await;
+        }
+    }
+}
+
+async fn connect_one(name: &str, spec: &ServerSpec) -> Result<Connected, String> {
+    let valid = !name.is_empty()
+        && !name.contains(SEPARATOR)
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        return Err("a server's name is letters, digits, '-' and single '_'".to_owned());
+    }
+    let (command, args, env) = match spec {
+        ServerSpec::Command { command, args, env } => (command, args, env),
+        ServerSpec::Url { url, .. } => {
+            return Err(format!(
+                "{url}: this build of oi starts MCP servers by command only (Streamable HTTP servers are not supported yet)"
+            ));
+        }
+    };
+    let command_line = tokio::process::Command::new(command).configure(|cmd| {
+        cmd.args(args).envs(env);
+    });
+    let (transport, stderr) = TokioChildProcess::builder(command_line)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("cannot start {command}: {error}"))?;
+    let started = tokio::time::timeout(START_TIMEOUT, async {
+        let service = ().serve(transport).await.map_err(|e| e.to_string())?;
+        let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
+        Ok::<_, String>((service, tools))
+    })
+    .await;
+    match started {
+        Ok(Ok((service, tools))) => Ok(Connected {
+            name: name.to_owned(),
+            service,
+            tools,
+        }),
+        Ok(Err(problem)) => Err(with_stderr(problem, stderr).await),
+        Err(_) => Err(format!(
+            "{command} did not answer within {}s",
+            START_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// `problem`, with the last line the server wrote on stderr.
+async fn with_stderr(problem: String, stderr: Option<tokio::process::ChildStderr>) -> String {
+    let Some(mut stderr) = stderr else {
+        return problem;
+    };
+    let mut bytes = Vec::new();
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        (&mut stderr).take(64 * 1024).read_to_end(&mut bytes),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&bytes);
+    match text.lines().rev().find(|line| !line.trim().is_empty()) {
+        Some(last) => format!("{problem} ({})", last.trim()),
+        None => problem,
+    }
+}

@@ -1,0 +1,21 @@
+"""An MCP server written with the official Python MCP SDK (`pip install mcp`): the server oi
+connects to as a client in crates/oi-mcp/tests/client.rs."""
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("calc")
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails, saying why."""
+    raise ValueError(reason)
+
+
+server.run("stdio")
