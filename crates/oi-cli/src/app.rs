@@ -1,7 +1,11 @@
 //! Wiring: settings from every layer (`oi_config`), the interpreter built from them.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
 use oi_config::{Assembly, Layers, ProfileError};
 use oi_core::{Interpreter, Settings};
+use oi_mcp::client::{McpClients, ServerSpec};
 
 use crate::args::Args;
 
@@ -26,14 +30,69 @@ pub fn settings_from(args: &Args) -> Result<Settings, ProfileError> {
     Ok(settings)
 }
 
+/// The MCP servers this session connected to (for `%mcp`), once connected.
+static MCP: OnceLock<Arc<McpClients>> = OnceLock::new();
+
+/// The profile's `mcp_servers:` map, if any (the profile is read again; its notes were said
+/// by [`settings_from`]). A map oi cannot read is one line on stderr and no servers.
+pub fn mcp_servers(args: &Args) -> BTreeMap<String, ServerSpec> {
+    let Ok(layers) = Layers::from_args(&args.settings) else {
+        return BTreeMap::new();
+    };
+    let Some(value) = layers.mcp_servers() else {
+        return BTreeMap::new();
+    };
+    match serde_json::from_value(value.clone()) {
+        Ok(servers) => servers,
+        Err(error) => {
+            eprintln!(
+                "oi: mcp_servers: {error} (each is {{command, args, env}} or {{url, headers}}); no MCP servers used."
+            );
+            BTreeMap::new()
+        }
+    }
+}
+
+/// The servers and tools `%mcp` lists.
+pub fn mcp_listing() -> String {
+    match MCP.get() {
+        Some(clients) => clients.listing(),
+        None => McpClients::default().listing(),
+    }
+}
+
 /// Builds the interpreter from settings, saying once what the sandbox enforces. The provider
 /// follows the model name; settings that cannot work (an unknown provider, a missing local
 /// model file, a build without the `local` feature) give a model whose first request reports
-/// why, in one sentence, before anything is sent.
-pub fn interpreter(settings: Settings) -> Interpreter {
+/// why, in one sentence, before anything is sent. The MCP servers of `mcp_servers` are
+/// started first: their tools reach the model as the `mcp` language (oi_mcp::offer); a server
+/// that fails is one line on stderr.
+pub async fn interpreter(
+    mut settings: Settings,
+    mcp_servers: &BTreeMap<String, ServerSpec>,
+) -> Interpreter {
     let assembly = Assembly::new(&settings, None);
     for note in assembly.notes(&settings) {
         eprintln!("{note}");
     }
-    assembly.interpreter(settings)
+    if mcp_servers.is_empty() {
+        return assembly.interpreter(settings);
+    }
+    let clients = Arc::new(McpClients::connect(mcp_servers).await);
+    for failure in clients.failures() {
+        eprintln!("oi: {failure}");
+    }
+    let _ = MCP.set(Arc::clone(&clients));
+    let computer = Arc::new(assembly.computer(&settings));
+    let tools = clients.tools();
+    if tools.is_empty() {
+        return assembly.interpreter_on(settings, computer);
+    }
+    let told = oi_mcp::offer::instructions(&tools);
+    if !settings.custom_instructions.trim().is_empty() {
+        settings.custom_instructions.push_str("\n\n");
+    }
+    settings.custom_instructions.push_str(&told);
+    let computer = oi_mcp::offer::McpComputer::new(computer, clients);
+    assembly.interpreter_on(settings, Arc::new(computer))
 }

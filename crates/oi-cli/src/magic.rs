@@ -52,6 +52,8 @@ pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut Doc<'_>) ->
         "load_message" => load_messages(argument, interpreter, out),
         "tokens" => tokens(argument, interpreter, out),
         "info" => info(interpreter, out),
+        // oi's own: the MCP servers of the profile's `mcp_servers:` and their tools.
+        "mcp" => out.md(&format!("```\n{}```\n", crate::app::mcp_listing())),
         "markdown" => markdown(argument, interpreter, out),
         "jupyter" => jupyter(argument, interpreter, out),
         _ => out.md(&format!("> Unknown command\n\n{HELP}")),

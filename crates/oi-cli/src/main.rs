@@ -152,7 +152,8 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         eprintln!("oi: {error}");
         return Ok(ExitCode::FAILURE);
     }
-    let interpreter = app::interpreter(settings);
+    let mcp_servers = app::mcp_servers(&args);
+    let interpreter = app::interpreter(settings, &mcp_servers).await;
     let mut ui = repl::Ui::new(interpreter.settings().plain_text_display);
     let mut source = line_source();
     let result = if args.conversations {

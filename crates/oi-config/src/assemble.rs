@@ -122,6 +122,16 @@ impl Assembly {
         self.parts.computer(settings)
     }
 
+    /// An interpreter with `settings`, the shared model provider and `computer` (one built by
+    /// [`Assembly::computer`], possibly wrapped, e.g. to add MCP servers' tools).
+    pub fn interpreter_on(
+        &self,
+        settings: Settings,
+        computer: Arc<dyn oi_core::Computer>,
+    ) -> Interpreter {
+        Interpreter::new(settings, self.model.clone(), computer, oi_judge::judge())
+    }
+
     /// An interpreter with `settings`, the shared model provider and a new computer.
     pub fn interpreter(&self, settings: Settings) -> Interpreter {
         let computer = self.computer(&settings);

@@ -44,6 +44,11 @@ impl Layers {
         settings
     }
 
+    /// The profile's `mcp_servers:` map as written, if any.
+    pub fn mcp_servers(&self) -> Option<&serde_json::Value> {
+        self.profile.as_ref()?.mcp_servers.as_ref()
+    }
+
     /// What the profile skipped, as lines to print.
     pub fn notes(&self) -> Vec<String> {
         self.profile

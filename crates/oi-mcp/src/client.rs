@@ -18,6 +18,12 @@ use tokio::io::AsyncReadExt as _;
 /// How long a server may take to start and answer the handshake and `tools/list`.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The variables of oi's environment a server gets (then its own `env`): what a program needs
+/// to run, never oi's provider keys or the server's key (as the Python MCP SDK does).
+const PASSED_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR",
+];
+
 /// What joins a server's name and its tool's name in the name offered to the model.
 pub const SEPARATOR: &str = "__";
 
@@ -221,7 +227,13 @@ async fn connect_one(name: &str, spec: &ServerSpec) -> Result<Connected, String>
         }
     };
     let command_line = tokio::process::Command::new(command).configure(|cmd| {
-        cmd.args(args).envs(env);
+        cmd.args(args).env_clear();
+        for name in PASSED_ENV {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
+        cmd.envs(env);
     });
     let (transport, stderr) = TokioChildProcess::builder(command_line)
         .stderr(Stdio::piped())

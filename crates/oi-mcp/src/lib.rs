@@ -13,6 +13,7 @@
 
 pub mod client;
 mod files;
+pub mod offer;
 mod output;
 mod run;
 mod server;

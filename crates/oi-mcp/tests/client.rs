@@ -26,7 +26,7 @@ async fn tools_of_a_python_sdk_server_are_offered_and_called() {
     }
     let script = format!("{}/tests/py/calc_server.py", env!("CARGO_MANIFEST_DIR"));
     let specs: BTreeMap<String, ServerSpec> = serde_json::from_value(json!({
-        "calc": {"command": "python3", "args": [script]},
+        "calc": {"command": "python3", "args": [script], "env": {"GIVEN": "yes"}},
         "broken": {"command": "/nonexistent/mcp-server"},
         "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"X-API-KEY": "k"}},
     }))
@@ -40,7 +40,7 @@ async fn tools_of_a_python_sdk_server_are_offered_and_called() {
     assert!(failures.iter().all(|line| !line.contains('\n')));
 
     let names: Vec<_> = clients.tools().into_iter().map(|t| t.name).collect();
-    assert_eq!(names, ["calc__add", "calc__fail"]);
+    assert_eq!(names, ["calc__add", "calc__fail", "calc__env"]);
     let add = clients.tools().into_iter().next().unwrap();
     assert_eq!(add.description, "Add two integers.");
     assert_eq!(add.input_schema["required"], json!(["a", "b"]));
@@ -72,9 +72,22 @@ async fn tools_of_a_python_sdk_server_are_offered_and_called() {
             .is_err()
     );
 
+    // The server gets its own `env` and a few basics, not the rest of oi's environment (this
+    // test process has CARGO_MANIFEST_DIR; provider keys would be withheld alike).
+    let env = |name: &str| json!({"name": name}).as_object().unwrap().clone();
+    let given = clients.call("calc__env", env("GIVEN")).await.unwrap();
+    assert_eq!(given.text, "yes");
+    let path = clients.call("calc__env", env("PATH")).await.unwrap();
+    assert!(!path.text.is_empty());
+    let withheld = clients
+        .call("calc__env", env("CARGO_MANIFEST_DIR"))
+        .await
+        .unwrap();
+    assert_eq!(withheld.text, "<unset>", "{withheld:?}");
+
     let listing = clients.listing();
     assert!(
-        listing.starts_with("calc (2 tools)\n  calc__add  Add two integers.\n"),
+        listing.starts_with("calc (3 tools)\n  calc__add  Add two integers.\n"),
         "{listing}"
     );
     clients.close().await;

@@ -66,6 +66,8 @@ pub struct Profile {
     pub origin: String,
     /// What was skipped in it.
     pub notes: Vec<ProfileNote>,
+    /// Its `mcp_servers:` map as written (oi-mcp reads it), if any.
+    pub mcp_servers: Option<serde_json::Value>,
 }
 
 impl Profile {
@@ -77,10 +79,14 @@ impl Profile {
         } else {
             yaml::read(text, origin)?
         };
+        let mcp_servers = (!origin.ends_with(".py"))
+            .then(|| yaml::mcp_servers(text, origin))
+            .flatten();
         Ok(Profile {
             patch,
             origin: origin.to_owned(),
             notes,
+            mcp_servers,
         })
     }
 

@@ -8,7 +8,21 @@ use super::{MAX_PROFILE_NESTING, ProfileError, ProfileNote, nesting};
 
 /// Keys a profile may carry that set nothing in oi: the original's profile `version` and the
 /// settings of its separate `wtf` command.
-const IGNORED_KEYS: &[&str] = &["version", "wtf"];
+/// `mcp_servers` is read apart ([`mcp_servers`]): it sets no setting but the MCP servers oi
+/// connects to.
+const IGNORED_KEYS: &[&str] = &["version", "wtf", "mcp_servers"];
+
+/// The profile's `mcp_servers:` map (name to `{command, args, env}` or `{url, headers}`), as
+/// written; `None` when it has none or cannot be read (then [`read`] says why).
+pub fn mcp_servers(text: &str, origin: &str) -> Option<Value> {
+    let tree: Value = if origin.ends_with(".json") {
+        serde_json::from_str(text).ok()?
+    } else {
+        let yaml: serde_norway::Value = serde_norway::from_str(text).ok()?;
+        serde_json::to_value(yaml).ok()?
+    };
+    tree.get("mcp_servers").filter(|v| !v.is_null()).cloned()
+}
 
 /// The 1-based line where `key` (a top-level key, or `section.key`) is written, if found.
 fn line_of(text: &str, key: &str) -> Option<usize> {

@@ -18,4 +18,12 @@ def fail(reason: str) -> str:
     raise ValueError(reason)
 
 
+@server.tool()
+def env(name: str) -> str:
+    """The value of an environment variable of this server ('<unset>' if unset)."""
+    import os
+
+    return os.environ.get(name, "<unset>")
+
+
 server.run("stdio")
