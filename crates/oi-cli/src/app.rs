@@ -42,15 +42,10 @@ pub fn mcp_servers(args: &Args) -> BTreeMap<String, ServerSpec> {
     let Some(value) = layers.mcp_servers() else {
         return BTreeMap::new();
     };
-    match serde_json::from_value(value.clone()) {
-        Ok(servers) => servers,
-        Err(error) => {
-            eprintln!(
-                "oi: mcp_servers: {error} (each is {{command, args, env}} or {{url, headers}}); no MCP servers used."
-            );
-            BTreeMap::new()
-        }
-    }
+    oi_mcp::client::servers_from(Some(value)).unwrap_or_else(|problem| {
+        eprintln!("oi: {problem}");
+        BTreeMap::new()
+    })
 }
 
 /// The servers and tools `%mcp` lists.
@@ -84,15 +79,6 @@ pub async fn interpreter(
     }
     let _ = MCP.set(Arc::clone(&clients));
     let computer = Arc::new(assembly.computer(&settings));
-    let tools = clients.tools();
-    if tools.is_empty() {
-        return assembly.interpreter_on(settings, computer);
-    }
-    let told = oi_mcp::offer::instructions(&tools);
-    if !settings.custom_instructions.trim().is_empty() {
-        settings.custom_instructions.push_str("\n\n");
-    }
-    settings.custom_instructions.push_str(&told);
-    let computer = oi_mcp::offer::McpComputer::new(computer, clients);
-    assembly.interpreter_on(settings, Arc::new(computer))
+    let computer = oi_mcp::offer::offer(&mut settings, computer, &clients);
+    assembly.interpreter_on(settings, computer)
 }

@@ -119,7 +119,9 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     if args.server {
         let mut config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
         args.server_args.apply(&mut config);
-        oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
+        let mcp_servers = app::mcp_servers(&args);
+        oi_server::run_with_mcp(config, settings, &mcp_servers, oi_server::shutdown_signal())
+            .await?;
         return Ok(ExitCode::SUCCESS);
     }
     let env = oi_llm::Env::from_process();

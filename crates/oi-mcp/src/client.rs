@@ -52,6 +52,19 @@ pub enum ServerSpec {
     },
 }
 
+/// The servers of a profile's `mcp_servers:` value (`None`: none); an error sentence when
+/// the value does not have the shape.
+pub fn servers_from(value: Option<&Value>) -> Result<BTreeMap<String, ServerSpec>, String> {
+    let Some(value) = value else {
+        return Ok(BTreeMap::new());
+    };
+    serde_json::from_value(value.clone()).map_err(|error| {
+        format!(
+            "mcp_servers: {error} (each is {{command, args, env}} or {{url, headers}}); no MCP servers used."
+        )
+    })
+}
+
 /// A tool as offered to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OfferedTool {

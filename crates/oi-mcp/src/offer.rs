@@ -95,6 +95,24 @@ async fn call(clients: &McpClients, code: &str) -> String {
     }
 }
 
+/// `computer` with the tools of `clients` added (language `mcp`), and `settings`' custom
+/// instructions telling the model about them; `computer` as it is when there are no tools.
+pub fn offer(
+    settings: &mut oi_core::Settings,
+    computer: Arc<dyn Computer>,
+    clients: &Arc<McpClients>,
+) -> Arc<dyn Computer> {
+    let tools = clients.tools();
+    if tools.is_empty() {
+        return computer;
+    }
+    if !settings.custom_instructions.trim().is_empty() {
+        settings.custom_instructions.push_str("\n\n");
+    }
+    settings.custom_instructions.push_str(&instructions(&tools));
+    Arc::new(McpComputer::new(computer, Arc::clone(clients)))
+}
+
 /// What the model is told about the tools (appended to the custom instructions).
 pub fn instructions(tools: &[OfferedTool]) -> String {
     let mut out = String::from(

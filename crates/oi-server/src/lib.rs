@@ -38,7 +38,7 @@ pub use oi_session::{Input, InputBuilder};
 /// The session engine's modules, under the names oi-server has always given them.
 pub use oi_session::{accumulate, async_interpreter, frames, input, outgoing};
 pub use routes::router;
-pub use run::{run, shutdown_signal};
+pub use run::{run, run_with_mcp, shutdown_signal};
 pub use server::serve;
 pub use server_args::ServerArgs;
 pub use sessions::{DEFAULT_SESSION, InterpreterFactory, Session, Sessions};

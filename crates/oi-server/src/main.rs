@@ -31,10 +31,15 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("{note}");
     }
     let settings = layers.settings();
+    let mcp_servers =
+        oi_mcp::client::servers_from(layers.mcp_servers()).unwrap_or_else(|problem| {
+            eprintln!("oi-server: {problem}");
+            Default::default()
+        });
     oi_config::logging::init(settings.verbose, settings.debug);
     let mut config = ServerConfig::from_env(|k| std::env::var(k).ok())?;
     args.server.apply(&mut config);
     // The error already says what went wrong and what to do (one line).
-    oi_server::run(config, settings, oi_server::shutdown_signal()).await?;
+    oi_server::run_with_mcp(config, settings, &mcp_servers, oi_server::shutdown_signal()).await?;
     Ok(())
 }

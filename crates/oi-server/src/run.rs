@@ -1,6 +1,7 @@
 //! Binds the configured address and serves until `shutdown` resolves: what `oi-server` and
 //! `oi --server` both run.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -15,6 +16,17 @@ pub async fn run(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    run_with_mcp(config, settings, &BTreeMap::new(), shutdown).await
+}
+
+/// [`run`], every session's model also offered the tools of the MCP servers of `mcp_servers`
+/// (a profile's `mcp_servers:`), started once and shared; one that fails is one line.
+pub async fn run_with_mcp(
+    config: ServerConfig,
+    settings: Settings,
+    mcp_servers: &BTreeMap<String, oi_mcp::client::ServerSpec>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     // The model's key goes only where these settings send requests (oi_llm::key_binding):
     // a client that points the model elsewhere over the network gets no key.
     let mut settings = settings;
@@ -26,7 +38,16 @@ pub async fn run(
     }
     let parts = assembly.parts().clone();
     let mcp_settings = settings.clone();
-    let factory: InterpreterFactory = Arc::new(move || assembly.interpreter(settings.clone()));
+    let clients = Arc::new(oi_mcp::client::McpClients::connect(mcp_servers).await);
+    for failure in clients.failures() {
+        eprintln!("oi-server: {failure}");
+    }
+    let factory: InterpreterFactory = Arc::new(move || {
+        let mut settings = settings.clone();
+        let computer = Arc::new(assembly.computer(&settings));
+        let computer = oi_mcp::offer::offer(&mut settings, computer, &clients);
+        assembly.interpreter_on(settings, computer)
+    });
     let (host, port) = (config.host.clone(), config.port);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))
         .await
