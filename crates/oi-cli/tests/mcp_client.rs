@@ -162,3 +162,39 @@ fn a_call_is_approved_like_code_asked_and_denied() {
     assert!(out.status.success());
     assert!(!after_first(&bodies).contains("42"), "{bodies:?}");
 }
+
+#[test]
+fn percent_mcp_lists_the_servers_and_their_tools() {
+    if !python_mcp() {
+        oi_testkit::skipped!(
+            "skipped percent_mcp_lists_the_servers_and_their_tools: python3 lacks the mcp package (pip install mcp)"
+        );
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let profile = home.path().join("mcp.yaml");
+    let script = format!(
+        "{}/../oi-mcp/tests/py/calc_server.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::write(
+        &profile,
+        format!("mcp_servers:\n  calc:\n    command: python3\n    args: [\"{script}\"]\n"),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oi"))
+        .args(["--plain", "-p", profile.to_str().unwrap()])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("OPENAI_API_KEY", "sk-unused")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"%mcp\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("calc (3 tools)"), "{stdout}");
+    assert!(stdout.contains("calc__add  Add two integers."), "{stdout}");
+}

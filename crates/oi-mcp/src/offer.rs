@@ -126,3 +126,41 @@ pub fn instructions(tools: &[OfferedTool]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_block_that_is_not_a_call_says_the_shape() {
+        let none = McpClients::default();
+        for code in [
+            "not json",
+            "[1]",
+            r#"{"arguments": {}}"#,
+            r#"{"tool": "a__b", "arguments": 3}"#,
+        ] {
+            let said = call(&none, code).await;
+            assert!(
+                said.starts_with("An mcp block is one JSON object"),
+                "{code}: {said}"
+            );
+        }
+        let said = call(&none, r#"{"tool": "a__b"}"#).await;
+        assert_eq!(said, "No MCP tool \"a__b\".\n");
+    }
+
+    #[test]
+    fn the_instructions_name_each_tool_with_its_schema() {
+        let tools = [OfferedTool {
+            name: "calc__add".to_owned(),
+            description: "Add.".to_owned(),
+            input_schema: serde_json::json!({"type": "object"}),
+        }];
+        let told = instructions(&tools);
+        assert!(told.contains("language `mcp`"));
+        assert!(
+            told.ends_with("- calc__add: Add. Arguments (JSON Schema): {\"type\":\"object\"}\n")
+        );
+    }
+}
