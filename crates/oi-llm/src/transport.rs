@@ -210,10 +210,7 @@ impl Transport {
                 .unwrap_or_default(),
             None => read_capped(response, STATUS_BODY_BYTES).await,
         };
-        let error = ModelError::Status {
-            status: status.as_u16(),
-            body: status_body(&text),
-        };
+        let error = status_error(status.as_u16(), &text);
         if retryable_status(status.as_u16()) {
             Err(Failure::retry(error, retry_after))
         } else {
@@ -234,6 +231,35 @@ pub(crate) async fn read_capped(mut response: reqwest::Response, max: usize) -> 
         }
     }
     String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The error for an HTTP `status` answered with `text`: what it means when the status or the
+/// provider's error body says (credentials refused, rate limited, the context window
+/// exceeded), else [`ModelError::Status`].
+pub(crate) fn status_error(status: u16, text: &str) -> ModelError {
+    let body = status_body(text);
+    match status {
+        401 | 403 => ModelError::Unauthorized { status, body },
+        429 => ModelError::RateLimited { status, body },
+        400..=499 if exceeds_context(text) => ModelError::ContextWindowExceeded { status, body },
+        _ => ModelError::Status { status, body },
+    }
+}
+
+/// Whether a provider's error body says the prompt is longer than the model's context
+/// window (OpenAI and compatible servers, Anthropic, llama.cpp, vLLM, Ollama, Gemini).
+fn exceeds_context(text: &str) -> bool {
+    const SAID: &[&str] = &[
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+        "exceed_context_size",
+        "exceeds the available context size",
+        "prompt is too long",
+        "input token count exceeds",
+    ];
+    let lower = text.to_ascii_lowercase();
+    SAID.iter().any(|said| lower.contains(said))
 }
 
 /// The readable part of an HTTP error body: `error.message` (OpenAI and Anthropic) when there
