@@ -132,4 +132,29 @@ mod tests {
         .settings();
         assert_eq!(settings, Settings::default());
     }
+
+    #[test]
+    fn a_profiles_conversation_file_is_runtime_state_not_a_setting() {
+        let profile = Profile::parse(
+            "conversation_filename: kept.json
+",
+            "p.yaml",
+        )
+        .unwrap();
+        assert!(
+            profile.note_lines().is_empty(),
+            "{:?}",
+            profile.note_lines()
+        );
+        let layers = Layers {
+            profile: Some(profile),
+            ..Layers::default()
+        };
+        assert_eq!(layers.settings(), Settings::default());
+        assert_eq!(
+            layers.runtime().conversation_filename.as_deref(),
+            Some("kept.json")
+        );
+        assert_eq!(Layers::default().runtime(), RuntimeState::default());
+    }
 }
