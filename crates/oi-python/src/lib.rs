@@ -33,7 +33,6 @@ mod live_model;
 mod runtime;
 mod sanitize;
 mod server;
-#[cfg(feature = "server")]
 mod server_options;
 mod settings;
 mod turn;
@@ -51,7 +50,7 @@ fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<callback::Pending>()?;
     module.add_class::<display::Renderer>()?;
     module.add("TurnError", module.py().get_type::<errors::TurnError>())?;
-    module.add("SERVER_OPTIONS", server::OPTIONS.to_vec())?;
+    module.add("SERVER_OPTIONS", server_options::OPTIONS.to_vec())?;
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

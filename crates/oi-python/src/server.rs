@@ -26,28 +26,6 @@ const READY_WITHIN: Duration = Duration::from_secs(10);
 /// How long a stopped server may take to close its connections before it is dropped.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// The options `run()` takes, named as oi-server's flags (dashes as underscores).
-pub const OPTIONS: [&str; 18] = [
-    "allow_network_auto_run",
-    "allow_network_credentials",
-    "sandbox",
-    "deny_network",
-    "sandbox_fallback",
-    "pass_env",
-    "max_processes",
-    "max_memory",
-    "max_cpu_seconds",
-    "queue",
-    "max_sessions",
-    "session_idle_timeout",
-    "allowed_host",
-    "insecure_no_key",
-    "max_connections",
-    "header_timeout",
-    "max_message_bytes",
-    "max_pending_bytes",
-];
-
 /// The end of a server: `None` while it runs, then `Ok` or the error it stopped with.
 type Ended = Option<Result<(), String>>;
 
