@@ -46,7 +46,9 @@ pub use blocking::OpenInterpreter;
 pub use computer::{Computer, LanguageSpec, Output, OutputStream};
 pub use interpreter::{ChatInput, Interpreter};
 pub use lmc::{Chunk, CodeContent, Content, Kind, LmcError, Message, Recipient, Role};
-pub use model::{LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, Usage};
+pub use model::{
+    LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, UnreachableKind, Usage,
+};
 pub use policy::{ApprovalPolicy, Judge, Rules, Verdict};
 pub use runtime::RuntimeState;
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};

@@ -66,8 +66,10 @@ pub enum ModelError {
     Unreachable {
         /// The URL tried.
         url: String,
-        /// What went wrong.
+        /// What went wrong (the library's words).
         reason: String,
+        /// What kind of failure it was, for front ends to say what to do.
+        kind: UnreachableKind,
     },
     /// The server answered with an HTTP error none of the variants below names.
     #[error("the model server answered HTTP {status}: {body}")]
@@ -111,6 +113,24 @@ pub enum ModelError {
     /// The reply could not be understood or was cut off.
     #[error("the model's reply broke off or could not be read: {0}")]
     Stream(String),
+}
+
+/// Why a model server could not be reached, as the provider tells it from the connection's
+/// error (front ends say what to do from this, not from the library's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnreachableKind {
+    /// The address is not a URL (no scheme, a relative path).
+    BadUrl,
+    /// The connection was refused: nothing listens there.
+    Refused,
+    /// The host name could not be resolved.
+    UnknownHost,
+    /// The secure connection failed (certificate, TLS).
+    Tls,
+    /// No answer in time.
+    TimedOut,
+    /// Anything else (the reason says what).
+    Other,
 }
 
 impl ModelError {

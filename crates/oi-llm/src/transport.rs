@@ -6,14 +6,15 @@
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use oi_core::{ModelDelta, ModelError};
+use oi_core::{ModelDelta, ModelError, UnreachableKind};
 use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::reply_limits::ReplyLimits;
 use crate::retry::{RetryPolicy, parse_retry_after, retryable_status};
 use crate::sse::{Limits, ReadError, SseItem, read_events};
-use crate::text::{error_chain, printable, shorten};
+use crate::text::{printable, shorten};
+use crate::unreachable;
 
 /// Characters of an HTTP error body kept in [`ModelError::Status`].
 const STATUS_BODY_CHARS: usize = 500;
@@ -172,28 +173,20 @@ impl Transport {
         if let Some(key) = &call.bearer {
             builder = builder.bearer_auth(key);
         }
-        let unreachable = |reason: String| {
-            Failure::retry(
-                ModelError::Unreachable {
-                    url: call.url.clone(),
-                    reason,
-                },
-                None,
-            )
-        };
         let sent = match limits.next_wait() {
             Some((wait, by_deadline)) => match tokio::time::timeout(wait, builder.send()).await {
                 Ok(sent) => sent,
-                Err(_) => return Err(unreachable(limits.timeout_message(by_deadline))),
+                Err(_) => {
+                    let reason = limits.timeout_message(by_deadline);
+                    let error = unreachable::said(&call.url, reason, UnreachableKind::TimedOut);
+                    return Err(Failure::retry(error, None));
+                }
             },
             None => builder.send().await,
         };
-        let response = sent.map_err(|e| {
-            let refused = is_refused(&e);
-            Failure {
-                refused,
-                ..unreachable(error_chain(&e))
-            }
+        let response = sent.map_err(|e| Failure {
+            refused: unreachable::is_refused(&e),
+            ..Failure::retry(unreachable::from_reqwest(&call.url, &e), None)
         })?;
         let status = response.status();
         if status.is_success() {
@@ -274,21 +267,6 @@ fn status_body(text: &str) -> String {
         message.as_deref().unwrap_or(text),
         STATUS_BODY_CHARS,
     ))
-}
-
-/// Whether nothing listens at the address: a connection refused (retried briefly, for a
-/// local server that is restarting, not for seconds).
-fn is_refused(error: &reqwest::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(error);
-    while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::ConnectionRefused {
-                return true;
-            }
-        }
-        source = e.source();
-    }
-    false
 }
 
 /// A failed attempt.
