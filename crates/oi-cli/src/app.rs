@@ -1,7 +1,7 @@
 //! Wiring: settings from every layer (`oi_config`), the interpreter built from them.
 
 use oi_config::{Assembly, Layers, ProfileError};
-use oi_core::{Interpreter, Settings};
+use oi_core::{Interpreter, RuntimeState, Settings};
 
 use crate::args::Args;
 
@@ -14,8 +14,9 @@ pub fn version_line() -> String {
 }
 
 /// Settings: Open Interpreter's defaults, then the profile, then the environment, then flags
-/// (flags win). What the profile skipped is printed on standard error.
-pub fn settings_from(args: &Args) -> Result<Settings, ProfileError> {
+/// (flags win), and the runtime state they start with (a conversation file a profile names).
+/// What the profile skipped is printed on standard error.
+pub fn settings_from(args: &Args) -> Result<(Settings, RuntimeState), ProfileError> {
     let layers = Layers::from_args(&args.settings)?;
     for note in layers.notes() {
         eprintln!("{}", crate::sanitize::clean(&note));
@@ -23,7 +24,7 @@ pub fn settings_from(args: &Args) -> Result<Settings, ProfileError> {
     let mut settings = layers.settings();
     settings.plain_text_display |= args.plain || args.stdin;
     settings.disable_telemetry = true;
-    Ok(settings)
+    Ok((settings, layers.runtime()))
 }
 
 /// Builds the interpreter from settings, saying once what the sandbox enforces. The provider

@@ -100,7 +100,7 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         println!("Profile reset: {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut settings = app::settings_from(&args)?;
+    let (mut settings, runtime) = app::settings_from(&args)?;
     if let Some(problem) = settings
         .llm
         .api_base
@@ -148,6 +148,7 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let interpreter = app::interpreter(settings);
+    *interpreter.runtime_mut() = runtime;
     let mut ui = repl::Ui::new(interpreter.settings().plain_text_display);
     let mut source = line_source();
     let result = if args.conversations {
@@ -251,7 +252,7 @@ async fn resume(
         println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));
     }
     interpreter.set_messages(messages);
-    interpreter.settings_mut().conversation_filename =
+    interpreter.runtime_mut().conversation_filename =
         path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
     repl::run(interpreter, source, ui).await?;
     Ok(ExitCode::SUCCESS)
