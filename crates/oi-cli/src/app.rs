@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use oi_config::{Assembly, Layers, ProfileError};
-use oi_core::{Interpreter, Settings};
+use oi_core::{Interpreter, RuntimeState, Settings};
 use oi_mcp::client::{McpClients, ServerSpec};
 
 use crate::args::Args;
@@ -18,8 +18,9 @@ pub fn version_line() -> String {
 }
 
 /// Settings: Open Interpreter's defaults, then the profile, then the environment, then flags
-/// (flags win). What the profile skipped is printed on standard error.
-pub fn settings_from(args: &Args) -> Result<Settings, ProfileError> {
+/// (flags win), and the runtime state they start with (a conversation file a profile names).
+/// What the profile skipped is printed on standard error.
+pub fn settings_from(args: &Args) -> Result<(Settings, RuntimeState), ProfileError> {
     let layers = Layers::from_args(&args.settings)?;
     for note in layers.notes() {
         eprintln!("{}", crate::sanitize::clean(&note));
@@ -27,7 +28,7 @@ pub fn settings_from(args: &Args) -> Result<Settings, ProfileError> {
     let mut settings = layers.settings();
     settings.plain_text_display |= args.plain || args.stdin;
     settings.disable_telemetry = true;
-    Ok(settings)
+    Ok((settings, layers.runtime()))
 }
 
 /// The MCP servers this session connected to (for `%mcp`), once connected.

@@ -346,7 +346,7 @@ fn markdown(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io:
     }
     let path = if argument.is_empty() {
         let name = interpreter
-            .settings()
+            .runtime()
             .conversation_filename
             .map(|f| f.trim_end_matches(".json").to_owned())
             .unwrap_or_else(|| {

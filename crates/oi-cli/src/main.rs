@@ -100,7 +100,7 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         println!("Profile reset: {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut settings = app::settings_from(&args)?;
+    let (mut settings, runtime) = app::settings_from(&args)?;
     if let Some(problem) = settings
         .llm
         .api_base
@@ -156,6 +156,7 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     }
     let mcp_servers = app::mcp_servers(&args);
     let interpreter = app::interpreter(settings, &mcp_servers).await;
+    *interpreter.runtime_mut() = runtime;
     let mut ui = repl::Ui::new(interpreter.settings().plain_text_display);
     let mut source = line_source();
     let result = if args.conversations {
@@ -259,7 +260,7 @@ async fn resume(
         println!("\n{}", sanitize::clean(&magic::to_markdown(&messages)));
     }
     interpreter.set_messages(messages);
-    interpreter.settings_mut().conversation_filename =
+    interpreter.runtime_mut().conversation_filename =
         path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
     repl::run(interpreter, source, ui).await?;
     Ok(ExitCode::SUCCESS)

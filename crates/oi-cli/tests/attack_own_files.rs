@@ -51,7 +51,7 @@ fn attack(canary: &Path) -> String {
         .to_string();
     format!(
         r#"plant() {{
-  for d in "$__OI_DIR" "$(dirname -- "$__OI_FILE")" /tmp/oi-*; do
+  for d in "$__OI_DIR" "$(dirname -- "$__OI_FILE")" "${{TMPDIR:-/tmp}}"/oi-*; do
     [ -d "$d" ] || continue
     for i in $(seq 1 60); do
       case $((i % 3)) in
@@ -64,7 +64,7 @@ fn attack(canary: &Path) -> String {
       ln -sfn '{canary}' "$d/page.html"
     done
   done
-  ln -sfn '{canary_dir}' /tmp/oi-outputs
+  ln -sfn '{canary_dir}' "${{TMPDIR:-/tmp}}"/oi-outputs
 }} 2>/dev/null
 plant
 ( end=$((SECONDS + 20)); while [ $SECONDS -lt $end ]; do plant; sleep 0.02; done ) >/dev/null 2>&1 &
@@ -118,6 +118,10 @@ fn attack_in(mode: &str) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
+    // oi's temporary directories (the shell's private one, the CLI's outputs) go here, so the
+    // planting reaches every one of this oi's and none of other tests' (hundreds of stale
+    // `/tmp/oi-*` once made one round of planting outlast the test's time limit).
+    let temp = tempfile::tempdir().unwrap();
     // Outside the temp directory, which `workspace` mode lets code write.
     let outside = tempfile::Builder::new()
         .prefix("oi-canary-")
@@ -161,6 +165,7 @@ fn attack_in(mode: &str) {
         .current_dir(work.path())
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("TMPDIR", temp.path())
         .env_remove("OPENAI_API_KEY")
         .env_remove("INTERPRETER_API_KEY")
         .env("TERM", "dumb");

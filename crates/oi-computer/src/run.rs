@@ -13,6 +13,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::languages::Language;
 use crate::languages::engine;
+use crate::languages::start_error::StartError;
 use crate::process::session::Session;
 use crate::process::session_handle::{Fate, Handle};
 use crate::run_reader::{End, Progress, RunReader};
@@ -68,8 +69,8 @@ pub(crate) fn run_stream(
                     Gate::Run(Some(note)) => yield Output::console(note),
                     Gate::Run(None) => {}
                 }
-                if let Err(message) = start_session(&slot, &mut state, &config).await {
-                    yield Output::console(message);
+                if let Err(error) = start_session(&slot, &mut state, &config).await {
+                    yield Output::console(error.to_string());
                     return;
                 }
             }
@@ -195,12 +196,13 @@ pub(crate) async fn prepare_session(slot: Arc<Slot>, config: RunConfig) {
     let _ = start_session(&slot, &mut state, &config).await;
 }
 
-/// Starts the slot's session and writes its setup commands; the error is a console message.
+/// Starts the slot's session and writes its setup commands; the error is said to the model
+/// as console output by the caller.
 async fn start_session(
     slot: &Slot,
     state: &mut SlotState,
     config: &RunConfig,
-) -> Result<(), String> {
+) -> Result<(), StartError> {
     let started = engine::start(
         slot.language,
         config.output_cap,

@@ -2,8 +2,8 @@
 //! environment ← flags. (A server adds one more at run time: patches from its clients, which
 //! may only tighten what matters for safety — see oi-server's `settings_patch`.)
 
-use oi_core::Settings;
 use oi_core::settings::SettingsPatch;
+use oi_core::{RuntimeState, Settings};
 
 use crate::environment::env_patch;
 use crate::flags::SettingsArgs;
@@ -47,6 +47,19 @@ impl Layers {
     /// The profile's `mcp_servers:` map as written, if any.
     pub fn mcp_servers(&self) -> Option<&serde_json::Value> {
         self.profile.as_ref()?.mcp_servers.as_ref()
+    }
+
+    /// The runtime state the layers start a conversation with: the conversation file a
+    /// profile or flag names (`conversation_filename`), which is not a setting. The CLI
+    /// takes it; a server does not (each of its sessions chooses a file of its own).
+    pub fn runtime(&self) -> RuntimeState {
+        let mut runtime = RuntimeState::default();
+        if let Some(profile) = &self.profile {
+            runtime.apply(&profile.patch);
+        }
+        runtime.apply(&self.environment);
+        runtime.apply(&self.flags);
+        runtime
     }
 
     /// What the profile skipped, as lines to print.
@@ -123,5 +136,30 @@ mod tests {
         }
         .settings();
         assert_eq!(settings, Settings::default());
+    }
+
+    #[test]
+    fn a_profiles_conversation_file_is_runtime_state_not_a_setting() {
+        let profile = Profile::parse(
+            "conversation_filename: kept.json
+",
+            "p.yaml",
+        )
+        .unwrap();
+        assert!(
+            profile.note_lines().is_empty(),
+            "{:?}",
+            profile.note_lines()
+        );
+        let layers = Layers {
+            profile: Some(profile),
+            ..Layers::default()
+        };
+        assert_eq!(layers.settings(), Settings::default());
+        assert_eq!(
+            layers.runtime().conversation_filename.as_deref(),
+            Some("kept.json")
+        );
+        assert_eq!(Layers::default().runtime(), RuntimeState::default());
     }
 }

@@ -10,6 +10,7 @@ use crate::interpreter::{ChatInput, Interpreter};
 use crate::lmc::Message;
 use crate::model::LanguageModel;
 use crate::policy::Judge;
+use crate::runtime::RuntimeState;
 use crate::settings::Settings;
 use crate::turn::{Turn, TurnError, TurnEvent};
 
@@ -56,6 +57,12 @@ impl OpenInterpreter {
     /// The settings, to change in place: `oi.settings_mut().auto_run = true;`.
     pub fn settings_mut(&self) -> MutexGuard<'_, Settings> {
         self.core.settings_mut()
+    }
+
+    /// A copy of the runtime state beside the settings (the conversation's file name, the
+    /// spend).
+    pub fn runtime(&self) -> RuntimeState {
+        self.core.runtime()
     }
 
     /// A copy of the conversation.

@@ -10,6 +10,7 @@ use crate::lmc::Message;
 use crate::model::LanguageModel;
 use crate::policy::Judge;
 use crate::respond::{TurnContext, respond};
+use crate::runtime::RuntimeState;
 use crate::settings::Settings;
 use crate::state::Shared;
 use crate::turn::Turn;
@@ -83,6 +84,19 @@ impl Interpreter {
         self.shared.settings()
     }
 
+    /// A copy of the runtime state beside the settings: the conversation's file name and
+    /// what its requests have cost.
+    pub fn runtime(&self) -> RuntimeState {
+        self.shared.runtime().clone()
+    }
+
+    /// The runtime state, to change in place (`interpreter.runtime_mut().conversation_filename
+    /// = Some(name)` to resume a saved conversation into its file). Do not hold the guard
+    /// while locking the settings.
+    pub fn runtime_mut(&self) -> MutexGuard<'_, RuntimeState> {
+        self.shared.runtime()
+    }
+
     /// A copy of the conversation.
     pub fn messages(&self) -> Vec<Message> {
         self.shared.messages().clone()
@@ -131,12 +145,12 @@ impl Interpreter {
         self.shared.spent()
     }
 
-    /// Ends every language session and clears the conversation (the settings stay, and a new
-    /// conversation file will be chosen on the next save).
+    /// Ends every language session and clears the conversation (the settings and the spend
+    /// stay, and a new conversation file will be chosen on the next save).
     pub async fn reset(&self) {
         self.shared.computer.terminate().await;
         self.shared.messages().clear();
-        self.shared.settings().conversation_filename = None;
+        self.shared.runtime().conversation_filename = None;
         *self.shared.saved() = None;
     }
 

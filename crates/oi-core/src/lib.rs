@@ -34,6 +34,7 @@ pub mod policy;
 pub mod prompts;
 pub mod repair;
 mod respond;
+pub mod runtime;
 mod save;
 pub mod settings;
 mod state;
@@ -45,7 +46,10 @@ pub use blocking::OpenInterpreter;
 pub use computer::{Computer, LanguageSpec, Output, OutputStream};
 pub use interpreter::{ChatInput, Interpreter};
 pub use lmc::{Chunk, CodeContent, Content, Kind, LmcError, Message, Recipient, Role};
-pub use model::{LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, Usage};
+pub use model::{
+    LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, UnreachableKind, Usage,
+};
 pub use policy::{ApprovalPolicy, Judge, Rules, Verdict};
+pub use runtime::RuntimeState;
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
 pub use turn::{StopHandle, Turn, TurnError, TurnEvent};

@@ -66,10 +66,12 @@ pub enum ModelError {
     Unreachable {
         /// The URL tried.
         url: String,
-        /// What went wrong.
+        /// What went wrong (the library's words).
         reason: String,
+        /// What kind of failure it was, for front ends to say what to do.
+        kind: UnreachableKind,
     },
-    /// The server answered with an HTTP error.
+    /// The server answered with an HTTP error none of the variants below names.
     #[error("the model server answered HTTP {status}: {body}")]
     Status {
         /// The HTTP status code.
@@ -77,9 +79,71 @@ pub enum ModelError {
         /// The body (shortened).
         body: String,
     },
+    /// The server refused the request's credentials (HTTP 401 or 403).
+    #[error(
+        "the model server refused the credentials (HTTP {status}): {body}. Check the API key (--api_key, or the provider's key variable such as OPENAI_API_KEY) and that it may use this model."
+    )]
+    Unauthorized {
+        /// The HTTP status code.
+        status: u16,
+        /// The provider's message (shortened).
+        body: String,
+    },
+    /// The server kept refusing for too many requests or an exhausted quota (HTTP 429), after
+    /// the retries.
+    #[error(
+        "the model server is limiting requests (HTTP {status}): {body}. Wait and try again, or check the account's rate limits and quota."
+    )]
+    RateLimited {
+        /// The HTTP status code.
+        status: u16,
+        /// The provider's message (shortened).
+        body: String,
+    },
+    /// The prompt does not fit the model's context window, as the provider said.
+    #[error(
+        "the conversation does not fit the model's context window (HTTP {status}): {body}. Set context_window (--context_window) to the model's real window so oi trims the conversation to it, or start a new conversation."
+    )]
+    ContextWindowExceeded {
+        /// The HTTP status code.
+        status: u16,
+        /// The provider's message (shortened).
+        body: String,
+    },
     /// The reply could not be understood or was cut off.
     #[error("the model's reply broke off or could not be read: {0}")]
     Stream(String),
+}
+
+/// Why a model server could not be reached, as the provider tells it from the connection's
+/// error (front ends say what to do from this, not from the library's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnreachableKind {
+    /// The address is not a URL (no scheme, a relative path).
+    BadUrl,
+    /// The connection was refused: nothing listens there.
+    Refused,
+    /// The host name could not be resolved.
+    UnknownHost,
+    /// The secure connection failed (certificate, TLS).
+    Tls,
+    /// No answer in time.
+    TimedOut,
+    /// Anything else (the reason says what).
+    Other,
+}
+
+impl ModelError {
+    /// The HTTP status the model server answered, when the error is one.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            ModelError::Status { status, .. }
+            | ModelError::Unauthorized { status, .. }
+            | ModelError::RateLimited { status, .. }
+            | ModelError::ContextWindowExceeded { status, .. } => Some(*status),
+            ModelError::Config(_) | ModelError::Unreachable { .. } | ModelError::Stream(_) => None,
+        }
+    }
 }
 
 /// A language model.

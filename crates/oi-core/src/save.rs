@@ -22,7 +22,7 @@ enum Write {
 pub(crate) fn save_history(shared: &Shared, dir: &Path) -> Result<(), TurnError> {
     // Held for the whole save: two saves of one session never write its file at once.
     let mut saved = shared.saved();
-    let named = shared.settings().conversation_filename.clone();
+    let named = shared.runtime().conversation_filename.clone();
     // Decided while the conversation is held, without copying it (a copy per turn cost as
     // much as writing it, in a long conversation): an append copies only the new messages; a
     // whole write (the first save, or after an edit) copies them all, for the next compare.
@@ -51,7 +51,7 @@ pub(crate) fn save_history(shared: &Shared, dir: &Path) -> Result<(), TurnError>
         (write, name)
     };
     let filename = shared
-        .settings()
+        .runtime()
         .conversation_filename
         .get_or_insert(name)
         .clone();

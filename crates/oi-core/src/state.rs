@@ -1,5 +1,5 @@
-//! The state an interpreter and its turns share: settings, the conversation, the model, the
-//! computer, the judge.
+//! The state an interpreter and its turns share: settings, the runtime state beside them,
+//! the conversation, the model, the computer, the judge.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,6 +10,7 @@ use crate::history::Saved;
 use crate::lmc::Message;
 use crate::model::LanguageModel;
 use crate::policy::Judge;
+use crate::runtime::RuntimeState;
 use crate::settings::Settings;
 
 /// Locks a mutex; a poisoned lock still holds valid data here (every writer leaves it whole).
@@ -24,7 +25,7 @@ pub(crate) struct Shared {
     settings: Mutex<Settings>,
     messages: Mutex<Vec<Message>>,
     next_approval: AtomicU64,
-    spent: Mutex<f64>,
+    runtime: Mutex<RuntimeState>,
     saved: Mutex<Option<Saved>>,
     pub(crate) model: Arc<dyn LanguageModel>,
     pub(crate) computer: Arc<dyn Computer>,
@@ -42,7 +43,7 @@ impl Shared {
             settings: Mutex::new(settings),
             messages: Mutex::new(Vec::new()),
             next_approval: AtomicU64::new(1),
-            spent: Mutex::new(0.0),
+            runtime: Mutex::new(RuntimeState::default()),
             saved: Mutex::new(None),
             model,
             computer,
@@ -60,6 +61,12 @@ impl Shared {
         lock(&self.settings)
     }
 
+    /// The runtime state (the conversation's file name, its spend), locked. Never locked
+    /// while the settings are.
+    pub(crate) fn runtime(&self) -> MutexGuard<'_, RuntimeState> {
+        lock(&self.runtime)
+    }
+
     /// What the conversation file holds since the last save, locked (for the whole of a
     /// save, so that two saves never write the file at once). Locked before the messages.
     pub(crate) fn saved(&self) -> MutexGuard<'_, Option<Saved>> {
@@ -68,12 +75,12 @@ impl Shared {
 
     /// What this interpreter's requests have cost so far, in USD (kept across `reset`).
     pub(crate) fn spent(&self) -> f64 {
-        *lock(&self.spent)
+        self.runtime().spent
     }
 
     /// Counts `cost` USD more.
     pub(crate) fn spend(&self, cost: f64) {
-        *lock(&self.spent) += cost;
+        self.runtime().spent += cost;
     }
 
     /// A fresh approval id.

@@ -46,6 +46,7 @@ pub mod tool_args;
 pub mod tool_stream;
 mod transport;
 pub mod trim;
+mod unreachable;
 
 pub use anthropic::Anthropic;
 pub use endpoint::Endpoint;

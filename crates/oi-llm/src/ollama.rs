@@ -61,16 +61,14 @@ pub async fn context_length(client: &reqwest::Client, host: &str, model: &str) -
 /// The models Ollama has (`GET {host}/api/tags`), without `:latest`.
 pub async fn list_models(client: &reqwest::Client, host: &str) -> Result<Vec<String>, ModelError> {
     let url = format!("{}/api/tags", host.trim_end_matches('/'));
-    let unreachable = |reason: String| ModelError::Unreachable {
-        url: url.clone(),
-        reason,
-    };
+    let unreachable =
+        |reason: String| crate::unreachable::said(&url, reason, oi_core::UnreachableKind::Other);
     let response = client
         .get(&url)
         .timeout(LOOKUP_TIMEOUT)
         .send()
         .await
-        .map_err(|e| unreachable(crate::text::error_chain(&e)))?;
+        .map_err(|e| crate::unreachable::from_reqwest(&url, &e))?;
     let text = crate::transport::read_capped(response, LOOKUP_MAX_BYTES).await;
     let body: Value = serde_json::from_str(&text).map_err(|e| {
         unreachable(format!(

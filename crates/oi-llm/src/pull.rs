@@ -73,16 +73,12 @@ pub async fn pull(
     mut on_progress: impl FnMut(&PullProgress),
 ) -> Result<(), ModelError> {
     let url = format!("{}/api/pull", host.trim_end_matches('/'));
-    let unreachable = |reason: String| ModelError::Unreachable {
-        url: url.clone(),
-        reason,
-    };
     let response = client
         .post(&url)
         .json(&json!({ "model": model, "name": model, "stream": true }))
         .send()
         .await
-        .map_err(|e| unreachable(crate::text::error_chain(&e)))?;
+        .map_err(|e| crate::unreachable::from_reqwest(&url, &e))?;
     if !response.status().is_success() {
         let status = response.status().as_u16();
         let body = crate::transport::read_capped(response, MAX_LINE).await;
@@ -97,17 +93,18 @@ pub async fn pull(
         let next = tokio::time::timeout(PULL_IDLE, bytes.next())
             .await
             .map_err(|_| {
-                unreachable(format!(
+                let reason = format!(
                     "Ollama sent nothing for {} s while pulling",
                     PULL_IDLE.as_secs()
-                ))
+                );
+                crate::unreachable::said(&url, reason, oi_core::UnreachableKind::TimedOut)
             })?;
         let Some(chunk) = next else {
             return Err(ModelError::Stream(format!(
                 "Ollama's pull of `{model}` ended before it said success"
             )));
         };
-        let chunk = chunk.map_err(|e| unreachable(crate::text::error_chain(&e)))?;
+        let chunk = chunk.map_err(|e| crate::unreachable::from_reqwest(&url, &e))?;
         for byte in chunk {
             if byte != b'\n' {
                 if line.len() >= MAX_LINE {

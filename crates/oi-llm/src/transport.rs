@@ -6,14 +6,15 @@
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use oi_core::{ModelDelta, ModelError};
+use oi_core::{ModelDelta, ModelError, UnreachableKind};
 use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::reply_limits::ReplyLimits;
 use crate::retry::{RetryPolicy, parse_retry_after, retryable_status};
 use crate::sse::{Limits, ReadError, SseItem, read_events};
-use crate::text::{error_chain, printable, shorten};
+use crate::text::{printable, shorten};
+use crate::unreachable;
 
 /// Characters of an HTTP error body kept in [`ModelError::Status`].
 const STATUS_BODY_CHARS: usize = 500;
@@ -172,28 +173,20 @@ impl Transport {
         if let Some(key) = &call.bearer {
             builder = builder.bearer_auth(key);
         }
-        let unreachable = |reason: String| {
-            Failure::retry(
-                ModelError::Unreachable {
-                    url: call.url.clone(),
-                    reason,
-                },
-                None,
-            )
-        };
         let sent = match limits.next_wait() {
             Some((wait, by_deadline)) => match tokio::time::timeout(wait, builder.send()).await {
                 Ok(sent) => sent,
-                Err(_) => return Err(unreachable(limits.timeout_message(by_deadline))),
+                Err(_) => {
+                    let reason = limits.timeout_message(by_deadline);
+                    let error = unreachable::said(&call.url, reason, UnreachableKind::TimedOut);
+                    return Err(Failure::retry(error, None));
+                }
             },
             None => builder.send().await,
         };
-        let response = sent.map_err(|e| {
-            let refused = is_refused(&e);
-            Failure {
-                refused,
-                ..unreachable(error_chain(&e))
-            }
+        let response = sent.map_err(|e| Failure {
+            refused: unreachable::is_refused(&e),
+            ..Failure::retry(unreachable::from_reqwest(&call.url, &e), None)
         })?;
         let status = response.status();
         if status.is_success() {
@@ -210,10 +203,7 @@ impl Transport {
                 .unwrap_or_default(),
             None => read_capped(response, STATUS_BODY_BYTES).await,
         };
-        let error = ModelError::Status {
-            status: status.as_u16(),
-            body: status_body(&text),
-        };
+        let error = status_error(status.as_u16(), &text);
         if retryable_status(status.as_u16()) {
             Err(Failure::retry(error, retry_after))
         } else {
@@ -236,6 +226,35 @@ pub(crate) async fn read_capped(mut response: reqwest::Response, max: usize) -> 
     String::from_utf8_lossy(&body).into_owned()
 }
 
+/// The error for an HTTP `status` answered with `text`: what it means when the status or the
+/// provider's error body says (credentials refused, rate limited, the context window
+/// exceeded), else [`ModelError::Status`].
+pub(crate) fn status_error(status: u16, text: &str) -> ModelError {
+    let body = status_body(text);
+    match status {
+        401 | 403 => ModelError::Unauthorized { status, body },
+        429 => ModelError::RateLimited { status, body },
+        400..=499 if exceeds_context(text) => ModelError::ContextWindowExceeded { status, body },
+        _ => ModelError::Status { status, body },
+    }
+}
+
+/// Whether a provider's error body says the prompt is longer than the model's context
+/// window (OpenAI and compatible servers, Anthropic, llama.cpp, vLLM, Ollama, Gemini).
+fn exceeds_context(text: &str) -> bool {
+    const SAID: &[&str] = &[
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+        "exceed_context_size",
+        "exceeds the available context size",
+        "prompt is too long",
+        "input token count exceeds",
+    ];
+    let lower = text.to_ascii_lowercase();
+    SAID.iter().any(|said| lower.contains(said))
+}
+
 /// The readable part of an HTTP error body: `error.message` (OpenAI and Anthropic) when there
 /// is one, with control characters escaped.
 fn status_body(text: &str) -> String {
@@ -248,21 +267,6 @@ fn status_body(text: &str) -> String {
         message.as_deref().unwrap_or(text),
         STATUS_BODY_CHARS,
     ))
-}
-
-/// Whether nothing listens at the address: a connection refused (retried briefly, for a
-/// local server that is restarting, not for seconds).
-fn is_refused(error: &reqwest::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(error);
-    while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::ConnectionRefused {
-                return true;
-            }
-        }
-        source = e.source();
-    }
-    false
 }
 
 /// A failed attempt.

@@ -5,6 +5,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use oi_core::{
     LanguageModel, LlmSettings, Message, ModelDelta, ModelError, ModelRequest, Settings,
+    UnreachableKind,
 };
 use oi_llm::{Env, OpenAiCompatible, RetryPolicy};
 use oi_testkit::{Ending, Reply, Script, ScriptedServer};
@@ -202,11 +203,12 @@ async fn closed_port_is_unreachable() {
     };
     let deltas = collect(&provider(), request(settings, ask())).await;
     assert_eq!(deltas.len(), 1);
-    let Err(ModelError::Unreachable { url, reason }) = &deltas[0] else {
+    let Err(ModelError::Unreachable { url, reason, kind }) = &deltas[0] else {
         panic!("{deltas:?}")
     };
     assert_eq!(url, &format!("http://127.0.0.1:{port}/v1/chat/completions"));
     assert!(!reason.is_empty());
+    assert_eq!(*kind, UnreachableKind::Refused, "{reason}");
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
+use oi_core::runtime::CONVERSATION_FILENAME;
 use oi_core::{ChatInput, Interpreter, Message, Output};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -122,14 +123,22 @@ impl Core {
 
     /// The setting `name` (`auto_run`, `llm.model`, …).
     fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let value = settings::get(&self.interpreter.settings_mut(), name)
-            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))?;
+        let value = if name == CONVERSATION_FILENAME {
+            settings::get_filename(&self.interpreter.runtime())
+        } else {
+            settings::get(&self.interpreter.settings_mut(), name)
+                .ok_or_else(|| PyKeyError::new_err(name.to_owned()))?
+        };
         convert::to_python(py, &value)
     }
 
     /// Sets the setting `name`; a wrong value raises `ValueError` and changes nothing.
     fn set(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let value = convert::to_json(value, name)?;
+        if name == CONVERSATION_FILENAME {
+            let mut runtime = self.interpreter.runtime_mut();
+            return settings::set_filename(&mut runtime, value).map_err(PyValueError::new_err);
+        }
         let mut current = self.interpreter.settings_mut();
         settings::set(&mut current, name, value).map_err(PyValueError::new_err)
     }

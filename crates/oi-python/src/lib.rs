@@ -14,6 +14,9 @@
 //!   Server.run() ──────────────────▶ Core.serve → ServerHandle ──────────▶  oi-server run()
 //! ```
 //!
+//! Serving is the cargo feature `server` (the wheel turns it on; see server.rs): without it
+//! the crate has no oi-server, axum or redis in its tree.
+//!
 //! Every wait releases the GIL and wakes every few milliseconds for Python's signal handlers,
 //! so CTRL-C stops a turn (the model request and the code's process group) and raises
 //! `KeyboardInterrupt`. Nothing starts at import: the runtime, the model provider and the
@@ -30,6 +33,7 @@ mod live_model;
 mod runtime;
 mod sanitize;
 mod server;
+mod server_options;
 mod settings;
 mod turn;
 mod wiring;
@@ -46,7 +50,7 @@ fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<callback::Pending>()?;
     module.add_class::<display::Renderer>()?;
     module.add("TurnError", module.py().get_type::<errors::TurnError>())?;
-    module.add("SERVER_OPTIONS", server::OPTIONS.to_vec())?;
+    module.add("SERVER_OPTIONS", server_options::OPTIONS.to_vec())?;
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

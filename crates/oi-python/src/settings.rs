@@ -1,8 +1,10 @@
 //! Reading and writing one setting by its dotted name (`auto_run`, `llm.model`), through the
 //! settings' own serde form, so every value is checked by the same rules as a profile and a
-//! wrong one is refused with the setting named.
+//! wrong one is refused with the setting named. `conversation_filename` is runtime state
+//! beside the settings (`oi_core::runtime`), read and written here under the same rules.
 
-use oi_core::Settings;
+use oi_core::runtime::CONVERSATION_FILENAME;
+use oi_core::{RuntimeState, Settings};
 use serde_json::Value;
 
 /// The JSON pointer of a dotted setting name (`llm.model` → `/llm/model`).
@@ -29,15 +31,31 @@ pub fn set(settings: &mut Settings, name: &str, value: Value) -> Result<(), Stri
     };
     let shown = value.to_string();
     *slot = value;
-    let updated: Settings = serde_json::from_value(json).map_err(|e| {
-        let reason = e.to_string();
-        let reason = reason
-            .split(" at line ")
-            .next()
-            .unwrap_or(&reason)
-            .to_owned();
-        format!("`{name}` cannot be {shown}: {reason}")
-    })?;
+    let updated: Settings = serde_json::from_value(json).map_err(|e| refusal(name, &shown, &e))?;
     *settings = updated;
+    Ok(())
+}
+
+/// Why `name` cannot be `shown`, in serde's words without its position.
+fn refusal(name: &str, shown: &str, error: &serde_json::Error) -> String {
+    let reason = error.to_string();
+    let reason = reason.split(" at line ").next().unwrap_or(&reason);
+    format!("`{name}` cannot be {shown}: {reason}")
+}
+
+/// The conversation's file name (`None` → `null`).
+pub fn get_filename(runtime: &RuntimeState) -> Value {
+    runtime
+        .conversation_filename
+        .clone()
+        .map_or(Value::Null, Value::String)
+}
+
+/// Sets the conversation's file name: a string or `None`; on an error nothing changes.
+pub fn set_filename(runtime: &mut RuntimeState, value: Value) -> Result<(), String> {
+    let shown = value.to_string();
+    let name: Option<String> =
+        serde_json::from_value(value).map_err(|e| refusal(CONVERSATION_FILENAME, &shown, &e))?;
+    runtime.conversation_filename = name;
     Ok(())
 }

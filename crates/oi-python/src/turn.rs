@@ -13,7 +13,7 @@ use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
 use crate::convert;
-use crate::errors::TurnError;
+use crate::errors;
 use crate::runtime::{self, LazyRuntime};
 
 /// What the turn holds between two calls of `next()`.
@@ -160,7 +160,7 @@ impl TurnHandle {
                 }
                 TurnEvent::Error(error) => {
                     self.halt(py);
-                    return Err(TurnError::new_err(error.to_string()));
+                    return Err(errors::turn_error(py, &error));
                 }
                 TurnEvent::Complete => continue,
             }
@@ -200,7 +200,7 @@ impl TurnHandle {
                 TurnEvent::Approval(request) => request.approve(),
                 TurnEvent::Error(error) => {
                     self.halt(py);
-                    return Err(TurnError::new_err(error.to_string()));
+                    return Err(errors::turn_error(py, &error));
                 }
             }
         }

@@ -70,9 +70,23 @@ def test_bad_input_says_what_was_wrong(oi):
 
 def test_model_errors_raise_turn_error_and_the_session_goes_on(oi):
     agent, model = oi([{"status": 401, "body": '{"error": {"message": "bad key"}}'}, text("fine now")])
-    with pytest.raises(TurnError, match="bad key"):
+    with pytest.raises(TurnError, match="bad key") as raised:
         agent.chat("hello", display=False)
+    assert (raised.value.kind, raised.value.status) == ("unauthorized", 401)
     assert agent.chat("again", display=False)[-1]["content"] == "fine now"
+
+
+def test_a_turn_error_names_its_kind(oi):
+    too_long = '{"error": {"message": "This model\'s maximum context length is 8192 tokens", "code": "context_length_exceeded"}}'
+    # (A 429 is retried, so it would take the next reply too: oi-llm's tests cover it.)
+    agent, model = oi([
+        {"status": 400, "body": too_long},
+        {"status": 400, "body": '{"error": {"message": "bad temperature"}}'},
+    ])
+    for kind, status in (("context_window_exceeded", 400), ("http_error", 400)):
+        with pytest.raises(TurnError) as raised:
+            agent.chat("hello", display=False)
+        assert (raised.value.kind, raised.value.status) == (kind, status), str(raised.value)
 
 
 def merged(chunks):

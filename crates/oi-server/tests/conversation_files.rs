@@ -158,3 +158,87 @@ async fn eight_sessions_keep_eight_files_on_two_servers_sharing_a_folder() {
         &texts,
     );
 }
+
+async fn http(port: u16, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = process::raw(&format!("127.0.0.1:{port}"), &request).await;
+    let value = serde_json::from_str(answer.body()).unwrap_or(Value::Null);
+    (answer.status, value)
+}
+
+/// The conversation's file name is runtime state beside the settings, and the wire shows it
+/// as before: `GET /settings` and `GET /settings/conversation_filename` name it once the
+/// first save chose it, a client cannot move it (naming it again is accepted), and settings
+/// changed after the first save leave the conversation in its one file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_file_name_is_shown_with_the_settings_and_survives_their_changes() {
+    let model = ScriptedServer::start(Script::new([Reply::text("One."), Reply::text("Two.")]))
+        .await
+        .unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let server = Launch::new(&model.base_url())
+        .env("XDG_CONFIG_HOME", config.path().to_str().unwrap())
+        .start();
+    let port = server.port;
+    let (_, before) = http(port, "GET", "/settings", "").await;
+    assert_eq!(before["conversation_filename"], Value::Null, "{before}");
+
+    let mut ws = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/"))
+        .await
+        .unwrap()
+        .0;
+    say(&mut ws, "message", "zebra first turn").await;
+    until_complete(&mut ws, false).await;
+    let dir = config.path().join("open-interpreter/conversations");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let name = loop {
+        let (_, shown) = http(port, "GET", "/settings/conversation_filename", "").await;
+        if let Some(name) = shown["conversation_filename"].as_str() {
+            break name.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no file name shown: {shown}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(name.starts_with("zebra_first"), "{name}");
+    let (_, all) = http(port, "GET", "/settings", "").await;
+    assert_eq!(all["conversation_filename"], name.as_str());
+
+    let (status, body) = http(
+        port,
+        "POST",
+        "/settings",
+        r#"{"conversation_filename": "elsewhere.json"}"#,
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    let same = serde_json::json!({"conversation_filename": name}).to_string();
+    let (status, body) = http(port, "POST", "/settings", &same).await;
+    assert_eq!((status, &body["status"]), (200, &Value::from("success")));
+    let (status, _) = http(port, "POST", "/settings", r#"{"custom_instructions": "x"}"#).await;
+    assert_eq!(status, 200);
+
+    say(&mut ws, "message", "second turn").await;
+    until_complete(&mut ws, false).await;
+    let (_, shown) = http(port, "GET", "/settings/conversation_filename", "").await;
+    assert_eq!(shown["conversation_filename"], name.as_str());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (json, _) = files(&dir);
+        let saved: Value = std::fs::read_to_string(dir.join(&name))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(Value::Null);
+        let count = saved.as_array().map_or(0, Vec::len);
+        if json == [name.clone()] && count == 4 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "one file with both turns expected: {json:?}, {count} messages in {name}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

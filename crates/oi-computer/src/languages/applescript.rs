@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use crate::base::programs::program_exists;
+use crate::languages::Language;
 use crate::languages::heredoc::Heredocs;
 use crate::languages::shell_host;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::start_error::StartError;
 use crate::process::spawn::Spawned;
 use crate::sandbox::confine::Confine;
 
@@ -14,16 +15,18 @@ use crate::sandbox::confine::Confine;
 pub(crate) const NOT_MACOS: &str = "AppleScript is only available on macOS; this machine cannot run it. Use Python or Shell instead.\n";
 
 /// Starts the host for AppleScript runs, or says why it cannot run here.
-pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+pub(crate) fn start(
+    confine: &Confine,
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), StartError> {
     if !cfg!(target_os = "macos") {
-        return Err(NOT_MACOS.to_owned());
+        return Err(StartError::Unsupported(NOT_MACOS));
     }
     if !program_exists("osascript") {
-        return Err(missing_program_message(
-            "osascript",
-            Language::AppleScript,
-            "nothing: it ships with macOS",
-        ));
+        return Err(StartError::NotInstalled {
+            program: "osascript",
+            language: Language::AppleScript,
+            install: "nothing: it ships with macOS",
+        });
     }
     shell_host::start("oi-applescript-", confine)
 }

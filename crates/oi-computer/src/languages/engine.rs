@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::languages::Language;
+use crate::languages::start_error::StartError;
 use crate::process::session::{Limits, Session};
 use crate::process::spawn::Spawned;
 use crate::sandbox::confine::Confine;
@@ -17,13 +18,14 @@ pub(crate) struct Started {
     pub nonce: String,
 }
 
-/// Starts a session for `language`; the error is a console message for the model.
+/// Starts a session for `language`; the error becomes a console message for the model
+/// where the run's output is made (run.rs).
 pub(crate) fn start(
     language: Language,
     output_cap: usize,
     grace: Duration,
     confine: &Confine,
-) -> Result<Started, String> {
+) -> Result<Started, StartError> {
     let nonce = crate::base::nonce::nonce();
     let limits = Limits { output_cap, grace };
     let plain = |spawned: Spawned| (spawned, Vec::new(), None);
@@ -39,22 +41,14 @@ pub(crate) fn start(
         Language::Java => with_dir(crate::languages::java::start(confine)?),
         Language::AppleScript => with_dir(crate::languages::applescript::start(confine)?),
         Language::Html | Language::React => {
-            return Err(format!(
-                "{} is shown to the user, not run in a session.\n",
-                language.name()
-            ));
+            return Err(StartError::Shown(language));
         }
     };
     let session = Session::new(spawned, &nonce, limits, workdir)
-        .map_err(|e| format!("Could not start the {} session: {e}\n", language.name()))?;
+        .map_err(|source| StartError::Session { language, source })?;
     if let Some(max) = confine.limits.max_processes {
         crate::process::process_limit::watch_processes(std::sync::Arc::clone(&session.handle), max)
-            .map_err(|e| {
-                format!(
-                    "Could not watch the {} session's processes: {e}\n",
-                    language.name()
-                )
-            })?;
+            .map_err(|source| StartError::Watch { language, source })?;
     }
     Ok(Started {
         session,

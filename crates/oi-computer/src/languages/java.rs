@@ -6,21 +6,24 @@
 use std::path::Path;
 
 use crate::base::programs::program_exists;
+use crate::languages::Language;
 use crate::languages::heredoc::Heredocs;
 use crate::languages::shell_host;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::start_error::StartError;
 use crate::process::spawn::Spawned;
 use crate::sandbox::confine::Confine;
 
 /// Starts the host for Java runs, or says which program is missing.
-pub(crate) fn start(confine: &Confine) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+pub(crate) fn start(
+    confine: &Confine,
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), StartError> {
     for program in ["javac", "java"] {
         if !program_exists(program) {
-            return Err(missing_program_message(
+            return Err(StartError::NotInstalled {
                 program,
-                Language::Java,
-                "a JDK (e.g. `apt-get install default-jdk-headless`)",
-            ));
+                language: Language::Java,
+                install: "a JDK (e.g. `apt-get install default-jdk-headless`)",
+            });
         }
     }
     shell_host::start("oi-java-", confine)

@@ -1,7 +1,8 @@
 //! The JavaScript session: `node` running a small driver with one persistent `vm` context.
 
 use crate::base::programs::program_exists;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::Language;
+use crate::languages::start_error::StartError;
 use crate::process::spawn::{Spawned, spawn};
 use crate::sandbox::confine::Confine;
 
@@ -9,13 +10,13 @@ use crate::sandbox::confine::Confine;
 const DRIVER: &str = include_str!("js_driver.js");
 
 /// Starts a node session, or says that node is missing.
-pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, StartError> {
     if !program_exists("node") {
-        return Err(missing_program_message(
-            "node",
-            Language::JavaScript,
-            "Node.js (e.g. `apt-get install nodejs`)",
-        ));
+        return Err(StartError::NotInstalled {
+            program: "node",
+            language: Language::JavaScript,
+            install: "Node.js (e.g. `apt-get install nodejs`)",
+        });
     }
     spawn(
         "node",
@@ -24,5 +25,5 @@ pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
         confine,
         None,
     )
-    .map_err(|e| format!("Could not start `node`: {e}\n"))
+    .map_err(StartError::spawn("node"))
 }

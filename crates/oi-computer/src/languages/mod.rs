@@ -18,6 +18,7 @@ pub(crate) mod ruby;
 pub(crate) mod screenshot;
 pub(crate) mod shell;
 pub(crate) mod shell_host;
+pub(crate) mod start_error;
 
 use oi_core::computer::LanguageSpec;
 
@@ -126,12 +127,4 @@ impl Language {
                 | Language::PowerShell
         )
     }
-}
-
-/// The message for a program that is not installed.
-pub(crate) fn missing_program_message(program: &str, language: Language, install: &str) -> String {
-    format!(
-        "`{program}` is not installed on this machine. Install {install} to run {} code.\n",
-        language.name().to_lowercase()
-    )
 }

@@ -2,7 +2,8 @@
 //! one scope; commands are JSON lines on stdin.
 
 use crate::base::programs::program_exists;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::Language;
+use crate::languages::start_error::StartError;
 use crate::process::spawn::{Spawned, spawn};
 use crate::sandbox::confine::Confine;
 
@@ -10,16 +11,16 @@ use crate::sandbox::confine::Confine;
 const DRIVER: &str = include_str!("powershell_driver.ps1");
 
 /// Starts a PowerShell session, or says that `pwsh` is missing.
-pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, StartError> {
     let Some(program) = ["pwsh", "powershell"]
         .into_iter()
         .find(|p| program_exists(p))
     else {
-        return Err(missing_program_message(
-            "pwsh",
-            Language::PowerShell,
-            "PowerShell 7 (see https://aka.ms/powershell)",
-        ));
+        return Err(StartError::NotInstalled {
+            program: "pwsh",
+            language: Language::PowerShell,
+            install: "PowerShell 7 (see https://aka.ms/powershell)",
+        });
     };
     spawn(
         program,
@@ -34,5 +35,5 @@ pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
         confine,
         None,
     )
-    .map_err(|e| format!("Could not start `{program}`: {e}\n"))
+    .map_err(StartError::spawn(program))
 }

@@ -4,7 +4,8 @@
 //! magics (`%%writefile`, `%%bash`, …) and `display()`; an unknown magic is one line.
 
 use crate::base::programs::program_exists;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::Language;
+use crate::languages::start_error::StartError;
 use crate::process::spawn::{Spawned, spawn};
 use crate::sandbox::confine::Confine;
 
@@ -12,16 +13,16 @@ use crate::sandbox::confine::Confine;
 const DRIVER: &str = include_str!("python_driver.py");
 
 /// Starts a Python session, or says which program is missing.
-pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, StartError> {
     let Some(program) = ["python3", "python"]
         .into_iter()
         .find(|p| program_exists(p))
     else {
-        return Err(missing_program_message(
-            "python3",
-            Language::Python,
-            "Python 3 (e.g. `apt-get install python3`)",
-        ));
+        return Err(StartError::NotInstalled {
+            program: "python3",
+            language: Language::Python,
+            install: "Python 3 (e.g. `apt-get install python3`)",
+        });
     };
     spawn(
         program,
@@ -30,5 +31,5 @@ pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
         confine,
         None,
     )
-    .map_err(|e| format!("Could not start `{program}`: {e}\n"))
+    .map_err(StartError::spawn(program))
 }

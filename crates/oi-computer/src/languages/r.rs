@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use crate::base::programs::program_exists;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::Language;
+use crate::languages::start_error::StartError;
 use crate::process::spawn::{Spawned, spawn};
 use crate::sandbox::confine::Confine;
 
@@ -16,18 +17,18 @@ const DRIVER: &str = include_str!("r_driver.R");
 pub(crate) fn start(
     nonce: &str,
     confine: &Confine,
-) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), StartError> {
     if !program_exists("R") {
-        return Err(missing_program_message(
-            "R",
-            Language::R,
-            "R (e.g. `apt-get install r-base-core`)",
-        ));
+        return Err(StartError::NotInstalled {
+            program: "R",
+            language: Language::R,
+            install: "R (e.g. `apt-get install r-base-core`)",
+        });
     }
     let workdir = tempfile::Builder::new()
         .prefix("oi-r-")
         .tempdir()
-        .map_err(|e| format!("Could not create a temp directory for R: {e}\n"))?;
+        .map_err(StartError::work_dir("a temp directory for R"))?;
     let tmp = workdir.path().to_string_lossy().into_owned();
     let spawned = spawn(
         "R",
@@ -42,7 +43,7 @@ pub(crate) fn start(
         confine,
         Some(workdir.path()),
     )
-    .map_err(|e| format!("Could not start `R`: {e}\n"))?;
+    .map_err(StartError::spawn("R"))?;
     Ok((spawned, Vec::new(), workdir))
 }
 

@@ -2,7 +2,8 @@
 //! persistent binding.
 
 use crate::base::programs::program_exists;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::Language;
+use crate::languages::start_error::StartError;
 use crate::process::spawn::{Spawned, spawn};
 use crate::sandbox::confine::Confine;
 
@@ -10,13 +11,13 @@ use crate::sandbox::confine::Confine;
 const DRIVER: &str = include_str!("ruby_driver.rb");
 
 /// Starts a Ruby session, or says that Ruby is missing.
-pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
+pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, StartError> {
     if !program_exists("ruby") {
-        return Err(missing_program_message(
-            "ruby",
-            Language::Ruby,
-            "Ruby (e.g. `apt-get install ruby`)",
-        ));
+        return Err(StartError::NotInstalled {
+            program: "ruby",
+            language: Language::Ruby,
+            install: "Ruby (e.g. `apt-get install ruby`)",
+        });
     }
     spawn(
         "ruby",
@@ -25,5 +26,5 @@ pub(crate) fn start(nonce: &str, confine: &Confine) -> Result<Spawned, String> {
         confine,
         None,
     )
-    .map_err(|e| format!("Could not start `ruby`: {e}\n"))
+    .map_err(StartError::spawn("ruby"))
 }

@@ -13,8 +13,9 @@
 use std::path::Path;
 
 use crate::base::programs::program_exists;
+use crate::languages::Language;
 use crate::languages::heredoc::Heredocs;
-use crate::languages::{Language, missing_program_message};
+use crate::languages::start_error::StartError;
 use crate::process::spawn::{Spawned, spawn};
 use crate::sandbox::confine::Confine;
 
@@ -45,19 +46,19 @@ pub(crate) fn choose() -> ShellProgram {
 pub(crate) fn start(
     nonce: &str,
     confine: &Confine,
-) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), StartError> {
     let shell = choose();
     if !program_exists(&shell.program) {
-        return Err(missing_program_message(
-            "bash",
-            Language::Shell,
-            "bash (e.g. `apt-get install bash`)",
-        ));
+        return Err(StartError::NotInstalled {
+            program: "bash",
+            language: Language::Shell,
+            install: "bash (e.g. `apt-get install bash`)",
+        });
     }
     let workdir = tempfile::Builder::new()
         .prefix("oi-shell-")
         .tempdir()
-        .map_err(|e| format!("Could not create a directory for shell code: {e}\n"))?;
+        .map_err(StartError::work_dir("a directory for shell code"))?;
     let args: &[&str] = if shell.is_bash {
         &["--noprofile", "--norc"]
     } else {
@@ -77,7 +78,7 @@ pub(crate) fn start(
         confine,
         Some(workdir.path()),
     )
-    .map_err(|e| format!("Could not start `{}`: {e}\n", shell.program))?;
+    .map_err(StartError::spawn(&shell.program))?;
     let mut setup = format!(
         "exec 2>&1\n__OI_DIR={}\n",
         quote(&workdir.path().to_string_lossy())

@@ -4,6 +4,7 @@
 //! the program but not the host, which then cleans up and reports the run done.
 
 use crate::base::programs::program_exists;
+use crate::languages::start_error::StartError;
 use crate::process::spawn::{Spawned, spawn};
 use crate::sandbox::confine::Confine;
 
@@ -11,17 +12,17 @@ use crate::sandbox::confine::Confine;
 pub(crate) fn start(
     prefix: &str,
     confine: &Confine,
-) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), String> {
+) -> Result<(Spawned, Vec<u8>, tempfile::TempDir), StartError> {
     let shell = ["bash", "sh"]
         .into_iter()
         .find(|p| program_exists(p))
-        .ok_or_else(|| "`bash` is not installed on this machine.\n".to_owned())?;
+        .ok_or(StartError::NoShell)?;
     let workdir = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir()
-        .map_err(|e| format!("Could not create a work directory: {e}\n"))?;
-    let spawned = spawn(shell, &[], &[], confine, Some(workdir.path()))
-        .map_err(|e| format!("Could not start `{shell}`: {e}\n"))?;
+        .map_err(StartError::work_dir("a work directory"))?;
+    let spawned =
+        spawn(shell, &[], &[], confine, Some(workdir.path())).map_err(StartError::spawn(shell))?;
     Ok((spawned, b"exec 2>&1\ntrap : INT\n".to_vec(), workdir))
 }
 

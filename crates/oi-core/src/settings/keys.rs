@@ -10,6 +10,8 @@ use super::Settings;
 /// Keys a patch accepts besides the settings' own (the original's spellings and `oi`'s
 /// top-level shortcuts).
 const EXTRA_KEYS: &[&str] = &[
+    // Runtime state shown among the settings (crate::runtime), as the original has it.
+    "conversation_filename",
     "sandbox",
     "limits",
     "pass_env",

@@ -154,8 +154,6 @@ pub struct Settings {
     pub conversation_history: bool,
     /// Where conversations are saved (default: `<config dir>/open-interpreter/conversations`).
     pub conversation_history_path: Option<PathBuf>,
-    /// The file name of this conversation (chosen on first save).
-    pub conversation_filename: Option<String>,
     /// Offer the `computer` Python API (affects the truncation hint).
     pub import_computer_api: bool,
     /// Plain-text display in the CLI.
@@ -209,7 +207,6 @@ impl Default for Settings {
             shrink_images: true,
             conversation_history: true,
             conversation_history_path: None,
-            conversation_filename: None,
             import_computer_api: false,
             plain_text_display: false,
             highlight_active_line: true,

@@ -174,7 +174,9 @@ pub struct SettingsPatch {
     /// Where conversations are saved.
     #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
     pub conversation_history_path: Option<Option<PathBuf>>,
-    /// The file name of this conversation.
+    /// The file name of this conversation: runtime state, not a setting
+    /// ([`RuntimeState::apply`](crate::runtime::RuntimeState::apply) takes it; [`Settings::apply`]
+    /// does not).
     #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
     pub conversation_filename: Option<Option<String>>,
     /// Offer the `computer` Python API.
@@ -302,10 +304,6 @@ impl Settings {
         set(
             &mut self.conversation_history_path,
             &patch.conversation_history_path,
-        );
-        set(
-            &mut self.conversation_filename,
-            &patch.conversation_filename,
         );
         set(&mut self.import_computer_api, &patch.import_computer_api);
         set(&mut self.plain_text_display, &patch.plain_text_display);

@@ -12,6 +12,12 @@ SERVER_OPTIONS: List[str]
 class TurnError(RuntimeError):
     """A turn failed: the model request failed, there was nothing to answer, or the
     conversation could not be saved."""
+    kind: str
+    """``unauthorized``, ``rate_limited``, ``context_window_exceeded``, ``unreachable``,
+    ``http_error``, ``config``, ``stream``, ``budget``, ``no_message``, ``history`` or
+    ``runtime``."""
+    status: Optional[int]
+    """The HTTP status the model server answered, if it did."""
 
 class Pending:
     """Work whose result goes to a callback."""

@@ -274,8 +274,8 @@ async fn session_messages(
     };
     let session = session.ok_or_else(|| ApiError::not_found(format!("no session {id}")))?;
     let interpreter = session.interpreter().interpreter();
-    let messages = get_setting(&interpreter.settings(), &interpreter.messages(), "messages")
-        .unwrap_or(Value::Array(Vec::new()));
+    let messages =
+        serde_json::to_value(&*interpreter.messages_mut()).unwrap_or(Value::Array(Vec::new()));
     Ok(Json(json!({ "messages": messages })))
 }
 
@@ -318,7 +318,11 @@ async fn post_settings(
     let patch = parse_json(&body)?;
     let session = state.sessions.default_session();
     let interpreter = session.interpreter().interpreter();
-    let applied = apply_each(&interpreter.settings(), &patch, state.policy())
+    // Read, checked and written under one lock: two clients' patches cannot interleave, and
+    // what a turn records meanwhile (the conversation's file) lives beside the settings.
+    let runtime = interpreter.runtime();
+    let mut settings = interpreter.settings_mut();
+    let applied = apply_each(&settings, &runtime, &patch, state.policy())
         .map_err(|e| ApiError::unprocessable(e.to_string()))?;
     if applied.applied.is_empty() {
         if let Some((_, first)) = applied.refused.first() {
@@ -336,7 +340,8 @@ async fn post_settings(
             });
         }
     }
-    *interpreter.settings_mut() = applied.settings;
+    *settings = applied.settings;
+    drop(settings);
     if let Some(messages) = applied.messages {
         interpreter.set_messages(messages);
     }
@@ -362,16 +367,23 @@ async fn get_settings(
 ) -> Result<Json<Value>, ApiError> {
     let session = state.sessions.default_session();
     let interpreter = session.interpreter().interpreter();
-    let value = get_setting(&interpreter.settings(), &interpreter.messages(), &name)
-        .ok_or_else(|| ApiError::not_found(format!("Setting {name} not found")))?;
+    let value = get_setting(
+        &interpreter.settings(),
+        &interpreter.runtime(),
+        &interpreter.messages(),
+        &name,
+    )
+    .ok_or_else(|| ApiError::not_found(format!("Setting {name} not found")))?;
     Ok(Json(json!({ name: value })))
 }
 
 /// `GET /settings`: every setting (the API key redacted).
 async fn get_all_settings(State(state): State<AppState>) -> Json<Value> {
     let session = state.sessions.default_session();
+    let interpreter = session.interpreter().interpreter();
     Json(crate::sessions::settings_patch::settings_json(
-        &session.interpreter().interpreter().settings(),
+        &interpreter.settings(),
+        &interpreter.runtime(),
     ))
 }
 

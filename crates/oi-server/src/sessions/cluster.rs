@@ -184,6 +184,16 @@ pub async fn delete(sessions: &Sessions, cluster: &Cluster, id: &str) -> Respons
     }
 }
 
+/// The settings of a stored snapshot, without the runtime state written among them
+/// (`conversation_filename`: the adopting replica's session chooses its own file).
+fn stored_settings(text: &str) -> Result<oi_core::Settings, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(text)?;
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove(oi_core::runtime::CONVERSATION_FILENAME);
+    }
+    serde_json::from_value(value)
+}
+
 /// Reads what the store holds; the second value says whether a turn was running when its
 /// owner last wrote (its messages then end with a note that the run was lost).
 fn restore(id: &str, stored: Stored) -> Result<(Restored, bool), StoreError> {
@@ -200,7 +210,7 @@ fn restore(id: &str, stored: Stored) -> Result<(Restored, bool), StoreError> {
             let settings = if snapshot.settings.is_empty() {
                 None
             } else {
-                Some(serde_json::from_str(&snapshot.settings).map_err(|e| corrupt("settings", e))?)
+                Some(stored_settings(&snapshot.settings).map_err(|e| corrupt("settings", e))?)
             };
             (messages, settings, snapshot.busy)
         }
@@ -275,5 +285,22 @@ pub async fn drain(sessions: &Sessions, cluster: &Cluster, deadline: Duration) {
     let until = Instant::now() + deadline;
     while Instant::now() < until && sessions.all().iter().any(|s| s.interpreter().running()) {
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::stored_settings;
+
+    #[test]
+    fn stored_settings_with_the_file_name_among_them_still_read() {
+        let mut stored = serde_json::to_value(oi_core::Settings::default()).unwrap();
+        stored["conversation_filename"] = "theirs.json".into();
+        stored["custom_instructions"] = "kept".into();
+        let settings = stored_settings(&stored.to_string()).unwrap();
+        assert_eq!(settings.custom_instructions, "kept");
+        assert!(stored_settings("{\"nope\": 1}").is_err());
     }
 }

@@ -348,10 +348,10 @@ impl Sessions {
                 allow_auto_run: self.config.allow_network_auto_run,
                 allow_credentials: self.config.allow_network_credentials,
             };
-            let own = interpreter.settings();
+            let mut own = interpreter.settings_mut();
             let (settings, _) =
                 crate::sessions::settings_adopt::adopt_settings(&own, &stored, policy);
-            *interpreter.settings_mut() = settings;
+            *own = settings;
         }
         interpreter.set_messages(restored.messages);
         let mut session = Session::new(id, interpreter, &self.config);

@@ -7,7 +7,7 @@
 //! client's `POST /settings` would be, key by key through the same rule
 //! ([`crate::sessions::settings_patch::apply_each`]): a key that rule refuses keeps the replica's value.
 
-use oi_core::Settings;
+use oi_core::{RuntimeState, Settings};
 use serde_json::Value;
 
 use crate::sessions::settings_patch::{NetworkPolicy, apply_each};
@@ -57,7 +57,9 @@ pub fn adopt_settings(
             llm.remove(*key);
         }
     }
-    match apply_each(own, &Value::Object(patch), policy) {
+    // The runtime state (the conversation file) is the replica's own: stored settings never
+    // name it (`conversation_filename` was among them before it moved beside them).
+    match apply_each(own, &RuntimeState::default(), &Value::Object(patch), policy) {
         Ok(applied) => (
             applied.settings,
             applied.refused.into_iter().map(|(key, _)| key).collect(),

@@ -1,8 +1,9 @@
 //! Reading and changing settings over the network (`GET /settings/{name}`,
 //! `POST /settings`), with the changes that must not come from the network refused.
 
+use oi_core::runtime::settings_with_runtime;
 use oi_core::settings::{SettingsPatch, check_keys};
-use oi_core::{Message, Settings};
+use oi_core::{Message, RuntimeState, Settings};
 use serde_json::Value;
 
 /// What network clients may change beyond the ordinary settings.
@@ -65,9 +66,10 @@ pub struct Patched {
 
 const REDACTED: &str = "********";
 
-/// The settings as JSON, with the API key redacted.
-pub fn settings_json(settings: &Settings) -> Value {
-    let mut value = serde_json::to_value(settings).unwrap_or(Value::Null);
+/// The settings as JSON, with the runtime state shown among them (`conversation_filename`)
+/// and the API key redacted.
+pub fn settings_json(settings: &Settings, runtime: &RuntimeState) -> Value {
+    let mut value = settings_with_runtime(settings, runtime);
     if let Some(key) = value.pointer_mut("/llm/api_key").filter(|k| !k.is_null()) {
         *key = Value::String(REDACTED.to_owned());
     }
@@ -75,19 +77,26 @@ pub fn settings_json(settings: &Settings) -> Value {
 }
 
 /// The value of setting `name` (`messages`, a top-level setting, `llm`, or `llm.model`).
-pub fn get_setting(settings: &Settings, messages: &[Message], name: &str) -> Option<Value> {
+pub fn get_setting(
+    settings: &Settings,
+    runtime: &RuntimeState,
+    messages: &[Message],
+    name: &str,
+) -> Option<Value> {
     if name == "messages" {
         return serde_json::to_value(messages).ok();
     }
-    let all = settings_json(settings);
+    let all = settings_json(settings, runtime);
     let pointer = format!("/{}", name.replace('.', "/"));
     all.pointer(&pointer).cloned()
 }
 
 /// Applies `patch` (a JSON object of settings, as `POST /settings` sends it) to `current`, all
-/// or nothing.
+/// or nothing. `runtime` is the conversation's runtime state, which a patch may name
+/// (`conversation_filename`) but never change.
 pub fn apply_patch(
     current: &Settings,
+    runtime: &RuntimeState,
     patch: &Value,
     policy: NetworkPolicy,
 ) -> Result<Patched, PatchError> {
@@ -119,6 +128,11 @@ pub fn apply_patch(
         })?;
     let mut settings = current.patched(&changes);
     settle_workspace(current, &mut settings)?;
+    let moves_file = changes
+        .conversation_filename
+        .as_ref()
+        .is_some_and(|name| *name != runtime.conversation_filename);
+    check_fixed(current, &settings, moves_file)?;
     check_policy(current, &settings, policy)?;
     rebind_key(current, &mut settings, policy);
     Ok(Patched { settings, messages })
@@ -167,6 +181,7 @@ fn single_keys(object: &serde_json::Map<String, Value>) -> Vec<(String, Value)> 
 /// a whole is checked against `current` once more.
 pub fn apply_each(
     current: &Settings,
+    runtime: &RuntimeState,
     patch: &Value,
     policy: NetworkPolicy,
 ) -> Result<Applied, PatchError> {
@@ -177,7 +192,7 @@ pub fn apply_each(
     let mut messages = None;
     let (mut applied, mut refused) = (Vec::new(), Vec::new());
     for (key, one) in single_keys(object) {
-        match apply_patch(&settings, &one, policy) {
+        match apply_patch(&settings, runtime, &one, policy) {
             Ok(patched) => {
                 settings = patched.settings;
                 messages = patched.messages.or(messages);
@@ -264,8 +279,8 @@ fn loosened_approval(old: &Settings, new: &Settings) -> Option<&'static str> {
 
 /// What a network client may never change, whatever the server's flags: the sandbox and
 /// the limits may only get stricter, and where conversations are written stays where the
-/// server's owner put it.
-fn check_fixed(old: &Settings, new: &Settings) -> Result<(), PatchError> {
+/// server's owner put it (`moves_file`: the patch names another conversation file).
+fn check_fixed(old: &Settings, new: &Settings, moves_file: bool) -> Result<(), PatchError> {
     let (before, after) = (&old.computer, &new.computer);
     if before.sandbox.is_loosened_by(&after.sandbox) {
         return Err(PatchError::Refused {
@@ -290,9 +305,7 @@ fn check_fixed(old: &Settings, new: &Settings) -> Result<(), PatchError> {
             reason: "the server's resource limits can only be lowered over the network",
         });
     }
-    if old.conversation_history_path != new.conversation_history_path
-        || old.conversation_filename != new.conversation_filename
-    {
+    if old.conversation_history_path != new.conversation_history_path || moves_file {
         return Err(PatchError::Refused {
             key: "conversation_history_path",
             reason: "where the server writes conversations cannot be changed over the network",
@@ -302,7 +315,7 @@ fn check_fixed(old: &Settings, new: &Settings) -> Result<(), PatchError> {
 }
 
 fn check_policy(old: &Settings, new: &Settings, policy: NetworkPolicy) -> Result<(), PatchError> {
-    check_fixed(old, new)?;
+    check_fixed(old, new, false)?;
     if !policy.allow_auto_run {
         if let Some(key) = loosened_approval(old, new) {
             return Err(PatchError::Forbidden {
@@ -329,226 +342,5 @@ fn check_policy(old: &Settings, new: &Settings, policy: NetworkPolicy) -> Result
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-    use serde_json::json;
-
-    fn patch(value: Value) -> Result<Patched, PatchError> {
-        apply_patch(&Settings::default(), &value, NetworkPolicy::default())
-    }
-
-    #[test]
-    fn sets_plain_and_nested_settings() {
-        let patched =
-            patch(json!({"custom_instructions": "be brief", "llm": {"model": "gpt-4o-mini"}}))
-                .unwrap();
-        assert_eq!(patched.settings.custom_instructions, "be brief");
-        assert_eq!(patched.settings.llm.model, "gpt-4o-mini");
-        assert_eq!(patched.settings.llm.temperature, 0.0);
-    }
-
-    #[test]
-    fn refuses_unknown_and_bad_values() {
-        assert_eq!(
-            patch(json!({"nope": 1})),
-            Err(PatchError::Unknown("nope".into()))
-        );
-        assert_eq!(
-            patch(json!({"llm": {"nope": 1}})),
-            Err(PatchError::Unknown("llm.nope".into()))
-        );
-        assert!(matches!(
-            patch(json!({"max_output": "lots"})),
-            Err(PatchError::Invalid { .. })
-        ));
-        assert_eq!(patch(json!([1])), Err(PatchError::NotAnObject));
-    }
-
-    #[test]
-    fn refuses_loosening_approval_but_allows_tightening() {
-        for (patch_json, key) in [
-            (json!({"approval_policy": "auto"}), "approval_policy"),
-            (json!({"allow": ["rm "]}), "allow"),
-            (json!({"hard_deny": false}), "hard_deny"),
-        ] {
-            assert!(
-                matches!(patch(patch_json.clone()), Err(PatchError::Forbidden { key: k, .. }) if k == key),
-                "{patch_json}"
-            );
-        }
-        assert!(patch(json!({"approval_policy": "never-run", "deny": ["curl"]})).is_ok());
-    }
-
-    #[test]
-    fn refuses_auto_run_and_credentials_unless_allowed() {
-        let err = patch(json!({"auto_run": true})).unwrap_err();
-        assert!(err.to_string().contains(AUTO_RUN_FLAG));
-        assert!(patch(json!({"auto_run": false})).is_ok());
-        assert!(matches!(
-            patch(json!({"llm": {"api_key": "x"}})),
-            Err(PatchError::Forbidden {
-                key: "llm.api_key",
-                ..
-            })
-        ));
-        let open = NetworkPolicy {
-            allow_auto_run: true,
-            allow_credentials: true,
-        };
-        let ok = apply_patch(
-            &Settings::default(),
-            &json!({"auto_run": true, "llm": {"api_base": "http://x"}}),
-            open,
-        )
-        .unwrap();
-        assert!(ok.settings.auto_run);
-    }
-
-    #[test]
-    fn the_sandbox_limits_and_conversation_path_only_tighten_whatever_the_flags() {
-        let mut server = Settings::default();
-        server.computer.sandbox.mode = oi_core::settings::SandboxMode::Workspace;
-        server.computer.limits.max_processes = Some(64);
-        let open = NetworkPolicy {
-            allow_auto_run: true,
-            allow_credentials: true,
-        };
-        let refused = |patch: Value| match apply_patch(&server, &patch, open) {
-            Err(PatchError::Refused { key, .. }) => key,
-            other => panic!("{patch}: {other:?}"),
-        };
-        assert_eq!(refused(json!({"sandbox": "off"})), "sandbox");
-        assert_eq!(
-            refused(json!({"sandbox": {"network": true, "mode": "workspace", "pass_env": ["X"]}})),
-            "sandbox"
-        );
-        assert_eq!(
-            refused(json!({"limits": {"max_processes": 1000}})),
-            "limits"
-        );
-        assert_eq!(
-            refused(json!({"conversation_history_path": "/etc"})),
-            "conversation_history_path"
-        );
-        let tighter = apply_patch(
-            &server,
-            &json!({"sandbox": "readonly", "limits": {"max_processes": 8}, "deny_network": null}),
-            open,
-        );
-        assert!(matches!(tighter, Err(PatchError::Unknown(ref k)) if k == "deny_network"));
-        let tighter = apply_patch(
-            &server,
-            &json!({"sandbox": "readonly", "limits": {"max_processes": 8}}),
-            open,
-        )
-        .unwrap();
-        assert_eq!(
-            tighter.settings.computer.sandbox.mode,
-            oi_core::settings::SandboxMode::ReadOnly
-        );
-        assert_eq!(tighter.settings.computer.limits.max_processes, Some(8));
-    }
-
-    #[test]
-    fn a_patch_applies_key_by_key_and_names_each_refusal() {
-        let applied = apply_each(
-            &Settings::default(),
-            &json!({
-                "auto_run": true,
-                "custom_instructions": "be brief",
-                "llm": {"model": "gpt-4o-mini", "api_base": "http://evil"},
-                "messages": [{"role": "user", "type": "message", "content": "hi"}],
-            }),
-            NetworkPolicy::default(),
-        )
-        .unwrap();
-        assert_eq!(applied.settings.custom_instructions, "be brief");
-        assert_eq!(applied.settings.llm.model, "gpt-4o-mini");
-        assert!(!applied.settings.auto_run);
-        assert_eq!(applied.settings.llm.api_base, None);
-        assert_eq!(applied.messages, Some(vec![Message::user("hi")]));
-        let refused: Vec<&str> = applied.refused.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(refused, ["auto_run", "llm.api_base"]);
-        assert!(applied.refused[0].1.to_string().contains(AUTO_RUN_FLAG));
-    }
-
-    #[test]
-    fn a_workspace_from_the_network_is_an_existing_directory_beneath_the_servers() {
-        let top = tempfile::tempdir().unwrap();
-        let work = top.path().join("w");
-        std::fs::create_dir_all(work.join("sub")).unwrap();
-        std::os::unix::fs::symlink("/", work.join("out")).unwrap();
-        let mut server = Settings::default();
-        server.computer.sandbox.mode = oi_core::settings::SandboxMode::Workspace;
-        server.computer.sandbox.workspace = work.clone();
-        let open = NetworkPolicy {
-            allow_auto_run: true,
-            allow_credentials: true,
-        };
-        for out in [
-            format!("{}/../../..", work.display()),
-            format!("{}/sub/../..", work.display()),
-            format!("{}/out", work.display()),
-            format!("{}/out/tmp", work.display()),
-            format!("{}/missing", work.display()),
-        ] {
-            let patched = apply_patch(&server, &json!({"sandbox": {"workspace": out}}), open);
-            assert!(
-                matches!(patched, Err(PatchError::Refused { key: "sandbox", .. })),
-                "{out}: {patched:?}"
-            );
-        }
-        let inner = format!("{}/sub/.", work.display());
-        let patched =
-            apply_patch(&server, &json!({"sandbox": {"workspace": inner}}), open).unwrap();
-        assert_eq!(
-            patched.settings.computer.sandbox.workspace,
-            work.join("sub").canonicalize().unwrap()
-        );
-    }
-
-    #[test]
-    fn moving_the_model_keeps_the_key_bound_unless_credentials_may_move() {
-        let mut server = Settings::default();
-        server.llm.api_key = Some("sk".into());
-        server.llm.api_key_for = Some("https://api.openai.com/v1".into());
-        let moved = apply_patch(
-            &server,
-            &json!({"llm": {"model": "ollama/x"}}),
-            NetworkPolicy::default(),
-        )
-        .unwrap();
-        assert_eq!(moved.settings.llm.model, "ollama/x");
-        assert_eq!(
-            moved.settings.llm.api_key_for.as_deref(),
-            Some("https://api.openai.com/v1")
-        );
-        let open = NetworkPolicy {
-            allow_auto_run: false,
-            allow_credentials: true,
-        };
-        let moved = apply_patch(&server, &json!({"llm": {"model": "ollama/x"}}), open).unwrap();
-        assert_ne!(
-            moved.settings.llm.api_key_for.as_deref(),
-            Some("https://api.openai.com/v1")
-        );
-    }
-
-    #[test]
-    fn messages_and_getters() {
-        let patched =
-            patch(json!({"messages": [{"role": "user", "type": "message", "content": "hi"}]}))
-                .unwrap();
-        assert_eq!(patched.messages, Some(vec![Message::user("hi")]));
-        let mut settings = Settings::default();
-        settings.llm.api_key = Some("secret".into());
-        assert_eq!(get_setting(&settings, &[], "auto_run"), Some(json!(false)));
-        assert_eq!(
-            get_setting(&settings, &[], "llm.api_key"),
-            Some(json!(REDACTED))
-        );
-        assert_eq!(get_setting(&settings, &[], "nope"), None);
-    }
-}
+#[path = "settings_patch_tests.rs"]
+mod tests;
