@@ -61,4 +61,5 @@ pub use policy::sandbox_policy::{
     SandboxMode, SandboxPolicy, UnknownSandboxMode, broad_workspace_warning, git_writable_note,
 };
 pub use policy::sandbox_support::{NamespaceSupport, SandboxSupport};
+pub use sandbox::beneath::{FileError, FileRoot};
 pub use sandbox::probe::probe;

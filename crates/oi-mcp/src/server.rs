@@ -149,43 +149,24 @@ fn ok(text: String) -> CallToolResult {
 }
 
 async fn read_file(settings: &Settings, asked: &str) -> CallToolResult {
-    let path = match crate::files::readable(settings, asked) {
-        Ok(path) => path,
-        Err(problem) => return refusal(problem),
-    };
-    match tokio::fs::metadata(&path).await {
-        Ok(meta) if meta.len() > crate::files::MAX_READ => {
-            return refusal(format!(
-                "{asked} is {} bytes; read_file returns files up to {} bytes (use execute to read parts).",
-                meta.len(),
-                crate::files::MAX_READ
-            ));
-        }
-        Ok(meta) if !meta.is_file() => return refusal(format!("{asked} is not a file.")),
-        Ok(_) => {}
-        Err(error) => return refusal(format!("Cannot read {asked}: {error}.")),
-    }
-    match tokio::fs::read(&path).await {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => ok(text),
-            Err(_) => refusal(format!("{asked} is not UTF-8 text.")),
-        },
+    let (settings, asked_owned) = (settings.clone(), asked.to_owned());
+    match tokio::task::spawn_blocking(move || crate::files::read(&settings, &asked_owned)).await {
+        Ok(Ok(text)) => ok(text),
+        Ok(Err(problem)) => refusal(problem),
         Err(error) => refusal(format!("Cannot read {asked}: {error}.")),
     }
 }
 
 async fn write_file(settings: &Settings, asked: &str, content: &str) -> CallToolResult {
-    let path = match crate::files::writable(settings, asked) {
-        Ok(path) => path,
-        Err(problem) => return refusal(problem),
-    };
-    if let Some(parent) = path.parent()
-        && let Err(error) = tokio::fs::create_dir_all(parent).await
-    {
-        return refusal(format!("Cannot write {asked}: {error}."));
-    }
-    match tokio::fs::write(&path, content).await {
-        Ok(()) => ok(format!("Wrote {} bytes to {asked}.", content.len())),
+    let (settings, asked_owned, content_owned) =
+        (settings.clone(), asked.to_owned(), content.to_owned());
+    let written = tokio::task::spawn_blocking(move || {
+        crate::files::write(&settings, &asked_owned, &content_owned)
+    })
+    .await;
+    match written {
+        Ok(Ok(())) => ok(format!("Wrote {} bytes to {asked}.", content.len())),
+        Ok(Err(problem)) => refusal(problem),
         Err(error) => refusal(format!("Cannot write {asked}: {error}.")),
     }
 }

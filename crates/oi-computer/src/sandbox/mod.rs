@@ -3,6 +3,7 @@
 //! a child applies (built in the parent from the policy) and the child itself.
 
 #[cfg(target_os = "linux")]
+pub mod beneath;
 pub(crate) mod capabilities;
 pub(crate) mod cgroup;
 pub(crate) mod child;

@@ -19,7 +19,7 @@ use crate::state::AppState;
 fn file_error(error: FileError) -> ApiError {
     let message = error.to_string();
     match error {
-        FileError::NoPath => ApiError::bad_request(message),
+        FileError::NoPath | FileError::TooLarge { .. } => ApiError::bad_request(message),
         FileError::Escapes(_) | FileError::Symlink(_) | FileError::NotAFile(_) => {
             ApiError::forbidden(message)
         }

@@ -40,6 +40,16 @@ pub enum FileError {
     /// The path names a directory, a FIFO, a device or a socket.
     #[error("{0:?} is not a regular file")]
     NotAFile(String),
+    /// The file is larger than the caller reads.
+    #[error("{path:?} is {size} bytes; at most {limit} bytes are read")]
+    TooLarge {
+        /// The requested path.
+        path: String,
+        /// Its size.
+        size: u64,
+        /// The most the caller reads.
+        limit: u64,
+    },
     /// The working directory could not be opened at start.
     #[error("the working directory could not be opened: {0}")]
     NoRoot(String),
@@ -219,6 +229,12 @@ impl FileRoot {
 
     /// The bytes of the regular file `requested` (relative to the working directory).
     pub fn read(&self, requested: &str) -> Result<Vec<u8>, FileError> {
+        self.read_at_most(requested, u64::MAX)
+    }
+
+    /// [`FileRoot::read`], refusing a file larger than `limit` bytes (read no further than
+    /// that, should it grow meanwhile).
+    pub fn read_at_most(&self, requested: &str, limit: u64) -> Result<Vec<u8>, FileError> {
         let parts = components(requested)?;
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let fd =
@@ -231,8 +247,17 @@ impl FileRoot {
         if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
             return Err(FileError::NotAFile(requested.to_owned()));
         }
+        let size = u64::try_from(stat.st_size).unwrap_or(0);
+        if size > limit {
+            return Err(FileError::TooLarge {
+                path: requested.to_owned(),
+                size,
+                limit,
+            });
+        }
         let mut bytes = Vec::new();
         std::fs::File::from(fd)
+            .take(limit)
             .read_to_end(&mut bytes)
             .map_err(io)?;
         Ok(bytes)
