@@ -31,6 +31,7 @@ mod runtime;
 mod sanitize;
 mod server;
 mod settings;
+mod tokens;
 mod turn;
 mod wiring;
 
@@ -47,6 +48,8 @@ fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<display::Renderer>()?;
     module.add("TurnError", module.py().get_type::<errors::TurnError>())?;
     module.add("SERVER_OPTIONS", server::OPTIONS.to_vec())?;
+    module.add_function(wrap_pyfunction!(tokens::count_tokens, module)?)?;
+    module.add_function(wrap_pyfunction!(tokens::token_cost, module)?)?;
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -9,6 +9,9 @@ Callback = Callable[[Any, Optional[str]], None]
 VERSION: str
 SERVER_OPTIONS: List[str]
 
+def count_tokens(text: str = "", model: Optional[str] = None) -> int: ...
+def token_cost(tokens: int = 0, model: Optional[str] = None) -> Optional[float]: ...
+
 class TurnError(RuntimeError):
     """A turn failed: the model request failed, there was nothing to answer, or the
     conversation could not be saved."""

@@ -201,13 +201,27 @@ class OpenInterpreter:
             turn = self._core.chat(message)
         return turn
 
-    def _stream(self, message, display):
-        """The turn as a generator of chunks (see `chat`)."""
-        if message is None:
+    def _respond_and_store(self):
+        """Runs a turn on the conversation as it is, as the original's ``_respond_and_store``
+        (which its server uses): code at the end of ``messages`` runs first (repaired as
+        the model's code is), then the model answers; yields LMC chunks with
+        ``start``/``end`` flags and stores the messages. Code runs without asking, as in the
+        original's core; closing the generator stops the turn."""
+
+        def start():
+            self._conversation.push()
+            return self._core.respond()
+
+        return self._stream(None, False, start)
+
+    def _stream(self, message, display, start=None):
+        """The turn as a generator of chunks (see `chat`); `start` starts another kind of
+        turn than a chat on `message`."""
+        if message is None and start is None:
             raise Exception(_NO_DISPLAY)
         renderer = _oi.Renderer(self._color()) if display else None
         with self._gate.turn(streaming=True) as slot:
-            turn = self._start(message)
+            turn = start() if start is not None else self._start(message)
             slot.turn = turn
             try:
                 while True:

@@ -1,0 +1,73 @@
+"""Names the original's own tests import and call (issue 25): the token counter module and
+``_respond_and_store()``."""
+
+from scripted import text
+
+from interpreter import OpenInterpreter
+from interpreter.terminal_interface.utils.count_tokens import (
+    count_messages_tokens,
+    count_tokens,
+    token_cost,
+)
+
+
+def test_count_tokens_uses_a_real_tokenizer():
+    # "hello world" is two tokens for GPT-4's and GPT-4o's tokenizers.
+    assert count_tokens("hello world", model="gpt-4") == 2
+    assert count_tokens("hello world", model="openai/gpt-4o") == 2
+    assert count_tokens("", model="gpt-4") == 0
+    # A model oi has no tokenizer for is counted with GPT-4's, as the original does.
+    assert count_tokens("hello world", model="some-local-model") == 2
+    long = "The quick brown fox jumps over the lazy dog. " * 50
+    assert 400 <= count_tokens(long) <= 600
+
+
+def test_count_messages_tokens_adds_up_as_the_originals_token_counter_test():
+    agent = OpenInterpreter()
+    model = agent.llm.model
+    system = count_tokens(text=agent.system_message, model=model)
+    prompt = "How many tokens is this?"
+    messages = [{"role": "system", "message": agent.system_message}]
+    assert count_messages_tokens(messages=messages, model=model)[0] == system
+    messages.append({"role": "user", "message": prompt, "code": "print(1)", "output": "1"})
+    tokens, cost = count_messages_tokens(messages=messages, model=model)
+    assert tokens == system + count_tokens(prompt, model) + count_tokens("print(1)", model) + 1
+    assert cost > 0
+
+
+def test_token_cost_prices_from_the_model_table_and_zero_when_unknown():
+    # gpt-4o: $2.50 per million prompt tokens in oi's model table.
+    assert token_cost(1_000_000, model="gpt-4o") > 0
+    assert token_cost(0, model="gpt-4o") == 0
+    assert token_cost(1000, model="no-such-model-xyz") == 0
+
+
+def test_respond_and_store_runs_the_trailing_code_then_the_model(oi):
+    # The original's test_hallucinations: code the model left at the end runs, repaired.
+    agent, model = oi([text("It is 22.")])
+    agent.messages = [
+        {"role": "assistant", "type": "code", "format": "python", "content": "10+12executeexecute\n"}
+    ]
+    chunks = list(agent._respond_and_store())
+    outputs = [c["content"] for c in chunks if c.get("format") == "output" and "content" in c]
+    assert "".join(outputs).strip() == "22"
+    assert chunks[-1].get("end") or chunks[-1].get("type") is not None
+    # Stored: the output and the model's answer are in the conversation now.
+    assert agent.messages[-1] == {"role": "assistant", "type": "message", "content": "It is 22."}
+    assert any(m.get("format") == "output" and m["content"].strip() == "22" for m in agent.messages)
+    assert model.requests(1)
+
+
+def test_respond_and_store_repairs_the_json_hallucinations(oi):
+    agent, _ = oi([text("ok"), text("ok")])
+    for code, want in (
+        ('functions.execute({"language": "python", "code": "10+12"})', "22"),
+        ("{language: \"python\", code: \"print('hello')\" }", "hello"),
+    ):
+        agent.messages = [{"role": "assistant", "type": "code", "format": "python", "content": code}]
+        out = ""
+        for chunk in agent._respond_and_store():
+            if chunk.get("format") == "output" and "content" in chunk:
+                out += chunk["content"]
+        assert out.strip() == want
+
