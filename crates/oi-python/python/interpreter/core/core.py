@@ -16,6 +16,7 @@ from .computer import Computer
 from .conversation import Conversation
 from .gate import Gate
 from .llm import Llm
+from .spellings import set_setting, telemetry_note
 
 TurnError = _oi.TurnError
 
@@ -34,7 +35,7 @@ def _setting(name):
         return self._core.get(name)
 
     def put(self, value):
-        self._core.set(name, value)
+        set_setting(self._core, name, value)
 
     return property(get, put, doc=f"The `{name}` setting (same meaning as the original's).")
 
@@ -352,6 +353,32 @@ class OpenInterpreter:
 for _name in names.SETTINGS:
     setattr(OpenInterpreter, _name, _setting(_name))
 del _name
+
+
+def _max_budget_get(self):
+    return self.llm.max_budget
+
+
+def _max_budget_put(self, value):
+    self.llm.max_budget = value
+
+
+def _telemetry_get(self):
+    return not self.disable_telemetry
+
+
+def _telemetry_put(self, value):
+    telemetry_note(value)
+    self.disable_telemetry = not value
+
+
+# The docs' other spellings (see spellings.py).
+OpenInterpreter.max_budget = property(
+    _max_budget_get, _max_budget_put, doc="The docs' spelling of `llm.max_budget` (USD)."
+)
+OpenInterpreter.anonymized_telemetry = property(
+    _telemetry_get, _telemetry_put, doc="The docs' spelling of `not disable_telemetry`."
+)
 
 
 class _Live:

@@ -15,7 +15,8 @@ class Llm:
     max_budget: Optional[float]
     supports_functions: Optional[bool]
     supports_vision: Optional[bool]
-    execution_instructions: str
+    execution_instructions: Union[str, bool, None]
+    max_output: int
 
     def update(self, settings: Union[Dict[str, Any], "Llm"]) -> None: ...
     def load(self) -> None: ...
