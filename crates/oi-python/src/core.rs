@@ -245,6 +245,21 @@ impl Core {
             .collect()
     }
 
+    /// Makes these the custom languages: `(name, aliases, adapter)` triples, the adapter
+    /// having `run(code)`, `stop()` and `terminate()`. One named like a built-in replaces it.
+    fn set_custom_languages(&self, languages: Vec<(String, Vec<String>, Py<PyAny>)>) {
+        let languages = languages
+            .into_iter()
+            .map(
+                |(name, aliases, object)| crate::custom_language::CustomLanguage {
+                    spec: oi_core::LanguageSpec { name, aliases },
+                    object,
+                },
+            )
+            .collect();
+        self.computer.set_custom(languages);
+    }
+
     /// Offers only these languages (names or aliases); `None` offers all of them.
     #[pyo3(signature = (names = None))]
     fn restrict_languages(&self, names: Option<Vec<String>>) -> PyResult<()> {
@@ -254,7 +269,7 @@ impl Core {
                 .map(|spec| spec.name)
                 .collect();
             PyValueError::new_err(format!(
-                "oi cannot run {}: the languages are {} (custom language classes are not supported)",
+                "oi cannot run {}: the languages are {} (or a custom language object with `name` and `run`)",
                 unknown.join(", "),
                 known.join(", ")
             ))

@@ -23,6 +23,7 @@ mod async_core;
 mod callback;
 mod convert;
 mod core;
+mod custom_language;
 mod display;
 mod errors;
 mod live_computer;
