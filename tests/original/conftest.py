@@ -76,8 +76,6 @@ EXPECTED_FAILURES = {
     "computer API is not built yet)",
     "tests/test_interpreter.py::test_hello_world": "needs a real model: the reply must be "
     "exactly 'Hello, World!' (the scripted calculator greets instead)",
-    "tests/test_interpreter.py::test_break_execution": "computer.run(stream=True) hands the "
-    "output over once the code has finished, so the test cannot break out while it runs",
     "tests/test_interpreter.py::test_write_to_file": "needs a real model: it must write "
     "code that creates file.txt from an English request",
 }

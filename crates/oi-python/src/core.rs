@@ -82,7 +82,7 @@ fn chat_input(message: &Bound<'_, PyAny>) -> PyResult<ChatInput> {
 
 /// One output of `computer.run()` as the original returns it: `{"type", "format", "content"}`
 /// (and `recipient` when set).
-fn output_object<'py>(py: Python<'py>, output: Output) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn output_object<'py>(py: Python<'py>, output: Output) -> PyResult<Bound<'py, PyAny>> {
     let mut value = serde_json::to_value(output.into_chunk()).unwrap_or(Value::Null);
     if let Some(object) = value.as_object_mut() {
         object.remove("role");
@@ -224,6 +224,14 @@ impl Core {
             list.append(output_object(py, output)?)?;
         }
         Ok(list)
+    }
+
+    /// Starts running `code` in `language` and returns its outputs as they come.
+    fn run_stream(&self, language: &str, code: &str) -> crate::run_stream::RunStream {
+        self.prepare();
+        let policy = self.interpreter.settings().computer;
+        let stream = self.interpreter.computer().run(language, code, &policy);
+        crate::run_stream::RunStream::new(stream, self.runtime.clone())
     }
 
     /// The languages offered to the model: `(name, aliases)` pairs.

@@ -28,6 +28,7 @@ mod display;
 mod errors;
 mod live_computer;
 mod live_model;
+mod run_stream;
 mod runtime;
 mod sanitize;
 mod server;
@@ -46,6 +47,7 @@ fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<async_core::AsyncCore>()?;
     module.add_class::<server::ServerHandle>()?;
     module.add_class::<callback::Pending>()?;
+    module.add_class::<run_stream::RunStream>()?;
     module.add_class::<display::Renderer>()?;
     module.add("TurnError", module.py().get_type::<errors::TurnError>())?;
     module.add("SERVER_OPTIONS", server::OPTIONS.to_vec())?;

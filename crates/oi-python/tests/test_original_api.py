@@ -71,3 +71,37 @@ def test_respond_and_store_repairs_the_json_hallucinations(oi):
                 out += chunk["content"]
         assert out.strip() == want
 
+
+
+def test_computer_run_streams_and_breaking_out_interrupts_the_code(tmp_path):
+    # The original's test_break_execution, against a file in a temporary directory.
+    import time
+
+    agent = OpenInterpreter()
+    target = tmp_path / "numbers.txt"
+    code = (
+        "import time\n"
+        f"with open({str(target)!r}, 'a') as f:\n"
+        "    for i in [1, 2, 3, 4, 5]:\n"
+        "        print('adding', i, flush=True)\n"
+        "        f.write(str(i) + '\\n'); f.flush()\n"
+        "        time.sleep(0.5)\n"
+    )
+    seen = []
+    try:
+        for chunk in agent.computer.run("python", code, stream=True):
+            if chunk.get("format") == "output":
+                seen.append(chunk["content"])
+                if "adding 1" in chunk["content"]:
+                    # Output comes while the code still runs, not all at its end.
+                    assert "2" not in target.read_text()
+                if "adding 3" in chunk["content"]:
+                    break
+        time.sleep(1.5)
+        assert "adding 1" in "".join(seen)
+        content = target.read_text()
+        assert "2" in content and "4" not in content and "5" not in content
+        # The session is still usable after the interruption.
+        assert agent.computer.run("python", "print(40 + 2)")[-1]["content"].strip() == "42"
+    finally:
+        agent.computer.terminate()

@@ -71,6 +71,30 @@ class _Custom:
             self.instance = None
 
 
+def _show(output):
+    """Prints console output (cleaned of escape sequences)."""
+    import sys
+
+    from .. import _oi
+
+    if output.get("type") == "console" and output.get("format", "output") == "output":
+        sys.stdout.write(_oi.Renderer.clean(str(output.get("content", ""))))
+
+
+def _is_text(output):
+    return (
+        output.get("type") == "console"
+        and output.get("format") == "output"
+        and isinstance(output.get("content"), str)
+    )
+
+
+def _flush():
+    import sys
+
+    sys.stdout.flush()
+
+
 class Computer:
     """The computer: ``run(language, code)``, ``terminate()``, ``languages``."""
 
@@ -128,18 +152,56 @@ class Computer:
     def run(self, language, code, stream=False, display=False):
         """Runs `code` in the persistent session of `language` and returns its output as a list
         of dicts, e.g. ``[{"type": "console", "format": "output", "content": "1\\n"}]``.
-        With ``stream=True`` the same outputs are returned as an iterator."""
+        With ``stream=True`` it returns a generator of the outputs as they come (the running
+        line as ``active_line`` outputs too); closing it early (``break``) interrupts the
+        code."""
+        if stream:
+            return self._stream(language, code, display)
         outputs = self._core.run(language, code)
         if display:
-            import sys
-
-            from .. import _oi
-
             for output in outputs:
-                if output.get("type") == "console":
-                    sys.stdout.write(_oi.Renderer.clean(str(output.get("content", ""))))
-            sys.stdout.flush()
-        return iter(outputs) if stream else outputs
+                _show(output)
+            _flush()
+        return outputs
+
+    def _stream(self, language, code, display):
+        """The outputs as they come, console text a line at a time (a line's pieces, such as
+        ``print("adding", i)`` writes, joined as a notebook kernel hands them over; a partial
+        line goes on at the next other output or at the end)."""
+        run = self._core.run_stream(language, code)
+        finished = False
+        pending = None
+        try:
+            while True:
+                output = run.next()
+                if output is None:
+                    finished = True
+                    break
+                if _is_text(output):
+                    if pending is None:
+                        pending = dict(output)
+                    else:
+                        pending["content"] += output["content"]
+                    if not pending["content"].endswith("\n"):
+                        continue
+                    output, pending = pending, None
+                elif pending is not None:
+                    held, pending = pending, None
+                    yield self._shown(held, display)
+                yield self._shown(output, display)
+            if pending is not None:
+                yield self._shown(pending, display)
+        finally:
+            if not finished:
+                run.close()
+                self._core.stop_code()
+
+    @staticmethod
+    def _shown(output, display):
+        if display:
+            _show(output)
+            _flush()
+        return output
 
     def terminate(self):
         """Ends every language session (and every process it started)."""
