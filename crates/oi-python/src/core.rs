@@ -226,6 +226,12 @@ impl Core {
         Ok(list)
     }
 
+    /// What this interpreter's model requests have cost so far, in USD (kept across
+    /// `reset()`): the usage the provider reports, priced from oi's model table.
+    fn spent(&self) -> f64 {
+        self.interpreter.spent()
+    }
+
     /// Starts running `code` in `language` and returns its outputs as they come.
     fn run_stream(&self, language: &str, code: &str) -> crate::run_stream::RunStream {
         self.prepare();

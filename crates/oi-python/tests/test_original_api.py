@@ -105,3 +105,50 @@ def test_computer_run_streams_and_breaking_out_interrupts_the_code(tmp_path):
         assert agent.computer.run("python", "print(40 + 2)")[-1]["content"].strip() == "42"
     finally:
         agent.computer.terminate()
+
+
+def test_llm_spend_counts_what_the_model_requests_cost(tmp_path):
+    # A priced model (gpt-4o) behind a non-loopback address, with max_budget set: oi counts
+    # each request (from the tokenizer, as this server reports no usage) and says so.
+    import re
+    import socket
+    import subprocess
+
+    import pytest
+    import scripted
+
+    # This machine's outward address (a UDP "connect" sends nothing).
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            address = probe.getsockname()[0]
+        except OSError:
+            address = "127.0.0.1"
+    if address.startswith("127."):
+        pytest.fail("this machine has no non-loopback address to reach the model at")
+    script = tmp_path / "script.json"
+    script.write_text('[{"text": "' + "word " * 200 + '"}]')
+    server = subprocess.Popen(
+        [scripted.xtask_program(), "scripted-server", "--host", "0.0.0.0", "--port", "0",
+         "--script", str(script)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        port = re.search(r":(\d+)/v1", server.stdout.readline()).group(1)
+        agent = OpenInterpreter(conversation_history=False)
+        agent.llm.model = "gpt-4o"
+        agent.llm.api_base = f"http://{address}:{port}/v1"
+        agent.llm.api_key = "x"
+        agent.max_budget = 1.0
+        assert agent.llm.spend == 0.0
+        agent.chat("hello", display=False)
+        spent = agent.llm.spend
+        # About 1000 prompt tokens at $2.50/M and 200 reply tokens at $10/M: well under a cent.
+        assert 0 < spent < 0.02, spent
+        agent.reset()
+        assert agent.llm.spend == spent  # kept across reset(), as max_budget's count
+        with pytest.raises(AttributeError, match="read-only"):
+            agent.llm.spend = 0
+    finally:
+        server.terminate()
+        server.wait(10)

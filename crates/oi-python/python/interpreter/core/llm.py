@@ -20,6 +20,8 @@ class Llm:
             return self._core.get("llm." + name)
         if name in ALIASES:
             return self._core.get(ALIASES[name])
+        if name == "spend":
+            return self._core.spent()
         raise AttributeError(self._unknown(name))
 
     def __setattr__(self, name, value):
@@ -27,11 +29,13 @@ class Llm:
             set_setting(self._core, "llm." + name, value)
         elif name in ALIASES:
             set_setting(self._core, ALIASES[name], value)
+        elif name == "spend":
+            raise AttributeError("llm.spend is read-only: what the model requests have cost")
         else:
             raise AttributeError(self._unknown(name))
 
     def __dir__(self):
-        return sorted(set(object.__dir__(self)) | set(names.LLM) | set(ALIASES))
+        return sorted(set(object.__dir__(self)) | set(names.LLM) | set(ALIASES) | {"spend"})
 
     def _unknown(self, name):
         if name in ("completions", "run", "load", "vision_renderer"):
