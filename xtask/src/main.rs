@@ -4,6 +4,7 @@
 //!   runs the scripted OpenAI-compatible model server (the calculator, or a JSON script) until
 //!   CTRL-C, printing the address it listens on (`--port 0`: a free port).
 //! - `cargo xtask python-tests [--keep-venv]`: the Python API's pytest suite in a fresh venv
+//! - `cargo xtask original-tests [--keep-venv]`: Open Interpreter 0.4.3's own tests on the package
 //!   made by `pip install ./crates/oi-python`.
 //! - `cargo xtask demo --local [MESSAGE]`: fetches the default local model, builds `oi` with
 //!   the `local` feature into `target/demo-local/release/oi` (its own folder, so a later plain
@@ -30,6 +31,7 @@ mod load;
 mod measure;
 mod module_files;
 mod modules;
+mod original_tests;
 mod python_tests;
 mod script_file;
 mod scripted_server;
@@ -39,7 +41,7 @@ mod web_tests;
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [--replicas N[,M]] [--store URL] [--ack] [SESSIONS...]   only the server load test (default: 1 100 1000 sessions; --replicas: many oi-server replicas behind one store)\n  soak [--clients N] [--seconds S] [--ack] [--seed N]  clients churning on real oi-server processes, every invariant checked (issue 18)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  web-tests [--screenshot FILE]                      the web page's tests in headless Chromium (needs chromium, chromium-driver)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n  bench-local [--runs N] [--quick] [--no-reference] [--realtime] [--message TEXT]   `oi --local` one-shot turn beside llama.cpp's own server (xllamacpp from PyPI)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  original-tests [--keep-venv] [PYTEST ARGS]         Open Interpreter 0.4.3's own tests/ (fetched at 36ec0712) on the package (tests/original/)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [--replicas N[,M]] [--store URL] [--ack] [SESSIONS...]   only the server load test (default: 1 100 1000 sessions; --replicas: many oi-server replicas behind one store)\n  soak [--clients N] [--seconds S] [--ack] [--seed N]  clients churning on real oi-server processes, every invariant checked (issue 18)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  web-tests [--screenshot FILE]                      the web page's tests in headless Chromium (needs chromium, chromium-driver)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n  bench-local [--runs N] [--quick] [--no-reference] [--realtime] [--message TEXT]   `oi --local` one-shot turn beside llama.cpp's own server (xllamacpp from PyPI)\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -54,6 +56,7 @@ fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("scripted-server") => scripted_server::run(&args[1..]),
         Some("python-tests") => python_tests::run(&args[1..]),
+        Some("original-tests") => original_tests::run(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("bench-local") => bench_local::run(&args[1..]),

@@ -58,6 +58,45 @@ pub enum Profile {
     Dev,
 }
 
+/// Where the wheel carries oi's CLI: the `interpreter` and `i` commands the package installs
+/// run it (git ignores it).
+pub fn bundled_oi(root: &Path) -> PathBuf {
+    root.join("crates/oi-python/python/interpreter/_bin/oi")
+}
+
+/// Builds the `oi` program with `profile` and copies it into the package's sources, so the
+/// wheel carries it: the package's `interpreter` command then runs the same CLI as `oi`
+/// without a second build system inside the wheel build.
+fn bundle_oi(root: &Path, profile: Profile) -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(root)
+        .args(["build", "-q", "-p", "oi-cli", "--bin", "oi"]);
+    if profile == Profile::Release {
+        build.arg("--release");
+    }
+    step(
+        "cargo build -p oi-cli (the `oi` program the wheel carries)",
+        &mut build,
+    )?;
+    let built = root
+        .join("target")
+        .join(if profile == Profile::Release {
+            "release"
+        } else {
+            "debug"
+        })
+        .join("oi");
+    let bundled = bundled_oi(root);
+    if let Some(dir) = bundled.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::copy(&built, &bundled)
+        .with_context(|| format!("copying {} to {}", built.display(), bundled.display()))?;
+    Ok(())
+}
+
 /// Makes the venv (from scratch unless `keep`) and installs oi's package into it, built with
 /// `profile`, and `extra` packages.
 pub fn install(
@@ -90,6 +129,7 @@ pub fn install(
         pip.env("MATURIN_PEP517_ARGS", "--profile dev");
     }
     pip.arg("./crates/oi-python");
+    bundle_oi(root, profile)?;
     step(
         "pip install ./crates/oi-python (maturin builds the wheel)",
         &mut pip,

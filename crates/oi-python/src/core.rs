@@ -83,7 +83,7 @@ fn chat_input(message: &Bound<'_, PyAny>) -> PyResult<ChatInput> {
 
 /// One output of `computer.run()` as the original returns it: `{"type", "format", "content"}`
 /// (and `recipient` when set).
-fn output_object<'py>(py: Python<'py>, output: Output) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn output_object<'py>(py: Python<'py>, output: Output) -> PyResult<Bound<'py, PyAny>> {
     let mut value = serde_json::to_value(output.into_chunk()).unwrap_or(Value::Null);
     if let Some(object) = value.as_object_mut() {
         object.remove("role");
@@ -235,6 +235,20 @@ impl Core {
         Ok(list)
     }
 
+    /// What this interpreter's model requests have cost so far, in USD (kept across
+    /// `reset()`): the usage the provider reports, priced from oi's model table.
+    fn spent(&self) -> f64 {
+        self.interpreter.spent()
+    }
+
+    /// Starts running `code` in `language` and returns its outputs as they come.
+    fn run_stream(&self, language: &str, code: &str) -> crate::run_stream::RunStream {
+        self.prepare();
+        let policy = self.interpreter.settings().computer;
+        let stream = self.interpreter.computer().run(language, code, &policy);
+        crate::run_stream::RunStream::new(stream, self.runtime.clone())
+    }
+
     /// The languages offered to the model: `(name, aliases)` pairs.
     fn languages(&self) -> Vec<(String, Vec<String>)> {
         use oi_core::Computer as _;
@@ -254,6 +268,21 @@ impl Core {
             .collect()
     }
 
+    /// Makes these the custom languages: `(name, aliases, adapter)` triples, the adapter
+    /// having `run(code)`, `stop()` and `terminate()`. One named like a built-in replaces it.
+    fn set_custom_languages(&self, languages: Vec<(String, Vec<String>, Py<PyAny>)>) {
+        let languages = languages
+            .into_iter()
+            .map(
+                |(name, aliases, object)| crate::custom_language::CustomLanguage {
+                    spec: oi_core::LanguageSpec { name, aliases },
+                    object,
+                },
+            )
+            .collect();
+        self.computer.set_custom(languages);
+    }
+
     /// Offers only these languages (names or aliases); `None` offers all of them.
     #[pyo3(signature = (names = None))]
     fn restrict_languages(&self, names: Option<Vec<String>>) -> PyResult<()> {
@@ -263,7 +292,7 @@ impl Core {
                 .map(|spec| spec.name)
                 .collect();
             PyValueError::new_err(format!(
-                "oi cannot run {}: the languages are {} (custom language classes are not supported)",
+                "oi cannot run {}: the languages are {} (or a custom language object with `name` and `run`)",
                 unknown.join(", "),
                 known.join(", ")
             ))

@@ -26,15 +26,18 @@ mod async_core;
 mod callback;
 mod convert;
 mod core;
+mod custom_language;
 mod display;
 mod errors;
 mod live_computer;
 mod live_model;
+mod run_stream;
 mod runtime;
 mod sanitize;
 mod server;
 mod server_options;
 mod settings;
+mod tokens;
 mod turn;
 mod wiring;
 
@@ -48,9 +51,12 @@ fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<async_core::AsyncCore>()?;
     module.add_class::<server::ServerHandle>()?;
     module.add_class::<callback::Pending>()?;
+    module.add_class::<run_stream::RunStream>()?;
     module.add_class::<display::Renderer>()?;
     module.add("TurnError", module.py().get_type::<errors::TurnError>())?;
     module.add("SERVER_OPTIONS", server_options::OPTIONS.to_vec())?;
+    module.add_function(wrap_pyfunction!(tokens::count_tokens, module)?)?;
+    module.add_function(wrap_pyfunction!(tokens::token_cost, module)?)?;
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

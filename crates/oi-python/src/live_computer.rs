@@ -1,12 +1,15 @@
 //! The computer of a Python interpreter object: oi's `LocalComputer`, built on first use (so it
 //! withholds the model key configured by then), restricted to the languages
-//! `interpreter.computer.languages` lists.
+//! `interpreter.computer.languages` lists, and the custom languages (Python objects) it
+//! lists, which replace a built-in language of the same name.
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use oi_core::{Computer, LanguageSpec, Output, OutputStream, Settings};
+
+use crate::custom_language::CustomLanguage;
 
 /// The local computer for `settings`, built as `oi` builds its own: limits and sandbox as
 /// set (off by default, as the original's Python API), the model's keys withheld from the
@@ -21,6 +24,8 @@ pub struct LiveComputer {
     inner: OnceLock<Arc<oi_computer::LocalComputer>>,
     /// Canonical names of the languages offered; `None` offers all of them.
     allowed: RwLock<Option<Vec<String>>>,
+    /// Custom languages, offered before (and instead of) built-ins of the same name.
+    custom: RwLock<Vec<CustomLanguage>>,
 }
 
 impl LiveComputer {
@@ -72,6 +77,34 @@ impl LiveComputer {
         Ok(())
     }
 
+    /// Makes these the custom languages (replacing the previous ones, whose `terminate()`
+    /// is not called: the caller ends the sessions first, as the original's docs advise).
+    pub fn set_custom(&self, languages: Vec<CustomLanguage>) {
+        *self.custom.write().unwrap_or_else(PoisonError::into_inner) = languages;
+    }
+
+    fn customs(&self) -> Vec<CustomLanguage> {
+        self.custom
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(CustomLanguage::share)
+            .collect()
+    }
+
+    /// Whether a custom language takes the name (or an alias) of built-in `spec`.
+    fn replaced(&self, spec: &LanguageSpec) -> bool {
+        self.custom
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|custom| {
+                std::iter::once(&spec.name)
+                    .chain(&spec.aliases)
+                    .any(|name| custom.spec.matches(name))
+            })
+    }
+
     fn offers(&self, spec: &LanguageSpec) -> bool {
         match &*self.allowed.read().unwrap_or_else(PoisonError::into_inner) {
             None => true,
@@ -82,10 +115,11 @@ impl LiveComputer {
 
 impl Computer for LiveComputer {
     fn languages(&self) -> Vec<LanguageSpec> {
-        Self::all_languages()
+        let custom = self.customs().into_iter().map(|c| c.spec);
+        let built_in = Self::all_languages()
             .into_iter()
-            .filter(|spec| self.offers(spec))
-            .collect()
+            .filter(|spec| self.offers(spec) && !self.replaced(spec));
+        custom.chain(built_in).collect()
     }
 
     fn run(
@@ -94,6 +128,13 @@ impl Computer for LiveComputer {
         code: &str,
         policy: &oi_core::settings::computer::ComputerSettings,
     ) -> OutputStream {
+        if let Some(custom) = self
+            .customs()
+            .into_iter()
+            .find(|custom| custom.spec.matches(language))
+        {
+            return custom.run(code);
+        }
         let offered = self.languages();
         if oi_core::computer::find_language(&offered, language).is_none() {
             let message = format!("`{}` disabled or not supported.", language.trim());
@@ -103,12 +144,18 @@ impl Computer for LiveComputer {
     }
 
     fn stop(&self) {
+        for custom in self.customs() {
+            custom.call("stop");
+        }
         if let Some(local) = self.built() {
             local.stop();
         }
     }
 
     fn terminate(&self) -> BoxFuture<'static, ()> {
+        for custom in self.customs() {
+            custom.call("terminate");
+        }
         match self.built() {
             Some(local) => local.terminate(),
             None => Box::pin(async {}),

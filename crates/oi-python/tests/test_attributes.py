@@ -85,7 +85,7 @@ def test_attributes_the_original_has_but_oi_does_not_act_on_are_kept():
 
 @pytest.mark.parametrize(
     "name, nearest",
-    [("auto_rum", "auto_run"), ("system_mesage", "system_message"), ("max_budget", "llm.max_budget"), ("model", "llm.model")],
+    [("auto_rum", "auto_run"), ("system_mesage", "system_message"), ("max_budgett", "llm.max_budget"), ("model", "llm.model")],
 )
 def test_unknown_attributes_name_the_nearest(name, nearest):
     agent = OpenInterpreter()

@@ -15,9 +15,12 @@ def test_run_returns_output_dicts():
         agent.computer.run("python", "x = 5")
         assert agent.computer.run("python", "print(x)")[0]["content"] == "5\n"
         assert agent.computer.run("shell", "echo hi") == [{"type": "console", "format": "output", "content": "hi\n"}]
-        assert list(agent.computer.run("python", "print(2)", stream=True)) == [
+        # Streamed: the running line too (as the original), then the output as it comes.
+        streamed = list(agent.computer.run("python", "print(2)", stream=True))
+        assert [c for c in streamed if c["format"] == "output"] == [
             {"type": "console", "format": "output", "content": "2\n"}
         ]
+        assert {"type": "console", "format": "active_line", "content": 1} in streamed
         agent.computer.terminate()
         assert "NameError" in agent.computer.run("python", "print(x)")[0]["content"]
     finally:

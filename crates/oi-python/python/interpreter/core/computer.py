@@ -20,6 +20,12 @@ class Language:
         return hash(self.name)
 
 
+def _is_custom(item):
+    """Whether `item` is a custom language (the original's interface: ``name`` and ``run``),
+    rather than one of oi's (a name, or a ``Language`` from ``computer.languages``)."""
+    return not isinstance(item, (str, Language)) and callable(getattr(item, "run", None))
+
+
 def _language_name(item):
     if isinstance(item, str):
         return item
@@ -27,9 +33,66 @@ def _language_name(item):
     if isinstance(name, str):
         return name
     raise TypeError(
-        f"computer.languages takes languages (or their names), not {type(item).__name__}: "
-        "custom language classes are not supported by oi"
+        f"computer.languages takes languages, their names, or custom language classes (with "
+        f"`name`, `run`, `stop`, `terminate`), not {type(item).__name__}"
     )
+
+
+class _Custom:
+    """What oi calls for a custom language: the instance is made on first use, as the
+    original does (``Class(computer)`` when its ``__init__`` takes an argument, else
+    ``Class()``); an object that is not a class is used as it is."""
+
+    def __init__(self, language, computer):
+        self.language = language
+        self.computer = computer
+        self.instance = None if isinstance(language, type) else language
+
+    def _get(self):
+        if self.instance is None:
+            init = getattr(self.language.__init__, "__code__", None)
+            if init is not None and init.co_argcount > 1:
+                self.instance = self.language(self.computer)
+            else:
+                self.instance = self.language()
+        return self.instance
+
+    def run(self, code):
+        return self._get().run(code)
+
+    def stop(self):
+        if self.instance is not None and hasattr(self.instance, "stop"):
+            self.instance.stop()
+
+    def terminate(self):
+        if self.instance is not None and hasattr(self.instance, "terminate"):
+            self.instance.terminate()
+        if isinstance(self.language, type):
+            self.instance = None
+
+
+def _show(output):
+    """Prints console output (cleaned of escape sequences)."""
+    import sys
+
+    from .. import _oi
+
+    if output.get("type") == "console" and output.get("format", "output") == "output":
+        sys.stdout.write(_oi.Renderer.clean(str(output.get("content", ""))))
+
+
+def _is_text(output):
+    return (
+        output.get("type") == "console"
+        and output.get("format") == "output"
+        and isinstance(output.get("content"), str)
+    )
+
+
+def _flush():
+    import sys
+
+    sys.stdout.flush()
 
 
 class Computer:
@@ -37,19 +100,44 @@ class Computer:
 
     def __init__(self, core):
         object.__setattr__(self, "_core", core)
+        object.__setattr__(self, "_custom", [])
 
     @property
     def languages(self):
-        """The languages offered to the model. Assign a list of these (or of names) to offer
-        fewer: ``computer.languages = [l for l in computer.languages if l.name == "Python"]``."""
-        return [Language(name, aliases) for name, aliases in self._core.languages()]
+        """The languages offered to the model: custom languages as given, then oi's own.
+        Assign a list of these (or of names) to offer fewer:
+        ``computer.languages = [l for l in computer.languages if l.name == "Python"]``. A
+        custom language (a class with ``name``, ``run``, ``stop``, ``terminate``, as in the
+        original's docs) runs the model's code in its ``run(code)``, a generator of LMC dicts;
+        one named like a built-in language replaces it."""
+        custom_names = {c.name.lower() for c in self._custom}
+        built_in = [
+            Language(name, aliases)
+            for name, aliases in self._core.languages()
+            if name.lower() not in custom_names
+        ]
+        return list(self._custom) + built_in
 
     @languages.setter
     def languages(self, value):
         if value is None:
+            self._core.set_custom_languages([])
+            object.__setattr__(self, "_custom", [])
             self._core.restrict_languages(None)
             return
-        self._core.restrict_languages([_language_name(item) for item in value])
+        items = list(value)
+        custom = [item for item in items if _is_custom(item)]
+        names = [_language_name(item) for item in items if not _is_custom(item)]
+        adapters = []
+        for item in custom:
+            name = getattr(item, "name", None)
+            if not isinstance(name, str) or not name.strip():
+                raise TypeError(f"a custom language needs a `name`: {item!r} has none")
+            aliases = [a for a in getattr(item, "aliases", None) or [] if isinstance(a, str)]
+            adapters.append((name, aliases, _Custom(item, self)))
+        self._core.restrict_languages(names)
+        self._core.set_custom_languages(adapters)
+        object.__setattr__(self, "_custom", custom)
 
     @property
     def import_computer_api(self):
@@ -64,18 +152,56 @@ class Computer:
     def run(self, language, code, stream=False, display=False):
         """Runs `code` in the persistent session of `language` and returns its output as a list
         of dicts, e.g. ``[{"type": "console", "format": "output", "content": "1\\n"}]``.
-        With ``stream=True`` the same outputs are returned as an iterator."""
+        With ``stream=True`` it returns a generator of the outputs as they come (the running
+        line as ``active_line`` outputs too); closing it early (``break``) interrupts the
+        code."""
+        if stream:
+            return self._stream(language, code, display)
         outputs = self._core.run(language, code)
         if display:
-            import sys
-
-            from .. import _oi
-
             for output in outputs:
-                if output.get("type") == "console":
-                    sys.stdout.write(_oi.Renderer.clean(str(output.get("content", ""))))
-            sys.stdout.flush()
-        return iter(outputs) if stream else outputs
+                _show(output)
+            _flush()
+        return outputs
+
+    def _stream(self, language, code, display):
+        """The outputs as they come, console text a line at a time (a line's pieces, such as
+        ``print("adding", i)`` writes, joined as a notebook kernel hands them over; a partial
+        line goes on at the next other output or at the end)."""
+        run = self._core.run_stream(language, code)
+        finished = False
+        pending = None
+        try:
+            while True:
+                output = run.next()
+                if output is None:
+                    finished = True
+                    break
+                if _is_text(output):
+                    if pending is None:
+                        pending = dict(output)
+                    else:
+                        pending["content"] += output["content"]
+                    if not pending["content"].endswith("\n"):
+                        continue
+                    output, pending = pending, None
+                elif pending is not None:
+                    held, pending = pending, None
+                    yield self._shown(held, display)
+                yield self._shown(output, display)
+            if pending is not None:
+                yield self._shown(pending, display)
+        finally:
+            if not finished:
+                run.close()
+                self._core.stop_code()
+
+    @staticmethod
+    def _shown(output, display):
+        if display:
+            _show(output)
+            _flush()
+        return output
 
     def terminate(self):
         """Ends every language session (and every process it started)."""

@@ -16,6 +16,7 @@ from .computer import Computer
 from .conversation import Conversation
 from .gate import Gate
 from .llm import Llm
+from .spellings import set_setting, telemetry_note
 
 TurnError = _oi.TurnError
 
@@ -34,7 +35,7 @@ def _setting(name):
         return self._core.get(name)
 
     def put(self, value):
-        self._core.set(name, value)
+        set_setting(self._core, name, value)
 
     return property(get, put, doc=f"The `{name}` setting (same meaning as the original's).")
 
@@ -201,13 +202,27 @@ class OpenInterpreter:
             turn = self._core.chat(message)
         return turn
 
-    def _stream(self, message, display):
-        """The turn as a generator of chunks (see `chat`)."""
-        if message is None:
+    def _respond_and_store(self):
+        """Runs a turn on the conversation as it is, as the original's ``_respond_and_store``
+        (which its server uses): code at the end of ``messages`` runs first (repaired as
+        the model's code is), then the model answers; yields LMC chunks with
+        ``start``/``end`` flags and stores the messages. Code runs without asking, as in the
+        original's core; closing the generator stops the turn."""
+
+        def start():
+            self._conversation.push()
+            return self._core.respond()
+
+        return self._stream(None, False, start)
+
+    def _stream(self, message, display, start=None):
+        """The turn as a generator of chunks (see `chat`); `start` starts another kind of
+        turn than a chat on `message`."""
+        if message is None and start is None:
             raise Exception(_NO_DISPLAY)
         renderer = _oi.Renderer(self._color()) if display else None
         with self._gate.turn(streaming=True) as slot:
-            turn = self._start(message)
+            turn = start() if start is not None else self._start(message)
             slot.turn = turn
             try:
                 while True:
@@ -338,6 +353,32 @@ class OpenInterpreter:
 for _name in names.SETTINGS:
     setattr(OpenInterpreter, _name, _setting(_name))
 del _name
+
+
+def _max_budget_get(self):
+    return self.llm.max_budget
+
+
+def _max_budget_put(self, value):
+    self.llm.max_budget = value
+
+
+def _telemetry_get(self):
+    return not self.disable_telemetry
+
+
+def _telemetry_put(self, value):
+    telemetry_note(value)
+    self.disable_telemetry = not value
+
+
+# The docs' other spellings (see spellings.py).
+OpenInterpreter.max_budget = property(
+    _max_budget_get, _max_budget_put, doc="The docs' spelling of `llm.max_budget` (USD)."
+)
+OpenInterpreter.anonymized_telemetry = property(
+    _telemetry_get, _telemetry_put, doc="The docs' spelling of `not disable_telemetry`."
+)
 
 
 class _Live:

@@ -52,6 +52,8 @@ class OpenInterpreter:
     conversation_filename: Optional[str]
     plain_text_display: bool
     disable_telemetry: bool
+    anonymized_telemetry: bool
+    max_budget: Optional[float]
     approval_policy: Literal["always-ask", "auto", "never-run"]
     """oi: how code is approved (``auto_run`` means ``auto``; ``never-run`` always wins)."""
     allow: List[str]

@@ -1,6 +1,10 @@
 """``interpreter.llm``: the model settings, with the original's attribute names."""
 
 from . import names
+from .spellings import set_setting
+
+# The docs' `llm.` spellings of the interpreter's settings.
+ALIASES = {"max_output": "max_output"}
 
 
 class Llm:
@@ -14,16 +18,24 @@ class Llm:
     def __getattr__(self, name):
         if name in names.LLM:
             return self._core.get("llm." + name)
+        if name in ALIASES:
+            return self._core.get(ALIASES[name])
+        if name == "spend":
+            return self._core.spent()
         raise AttributeError(self._unknown(name))
 
     def __setattr__(self, name, value):
         if name in names.LLM:
-            self._core.set("llm." + name, value)
+            set_setting(self._core, "llm." + name, value)
+        elif name in ALIASES:
+            set_setting(self._core, ALIASES[name], value)
+        elif name == "spend":
+            raise AttributeError("llm.spend is read-only: what the model requests have cost")
         else:
             raise AttributeError(self._unknown(name))
 
     def __dir__(self):
-        return sorted(set(object.__dir__(self)) | set(names.LLM))
+        return sorted(set(object.__dir__(self)) | set(names.LLM) | set(ALIASES) | {"spend"})
 
     def _unknown(self, name):
         if name in ("completions", "run", "load", "vision_renderer"):

@@ -15,7 +15,10 @@ class Llm:
     max_budget: Optional[float]
     supports_functions: Optional[bool]
     supports_vision: Optional[bool]
-    execution_instructions: str
+    execution_instructions: Union[str, bool, None]
+    max_output: int
+    @property
+    def spend(self) -> float: ...
 
     def update(self, settings: Union[Dict[str, Any], "Llm"]) -> None: ...
     def load(self) -> None: ...

@@ -1,0 +1,1 @@
+"""Helpers importable from ``interpreter.terminal_interface.utils``, as in Open Interpreter."""
