@@ -35,9 +35,9 @@ pub(crate) fn write(settings: &Settings, asked: &str, content: &str) -> Result<(
     }
     let root = workspace(settings)?;
     refuse_own_folders(settings, &root, asked)?;
-    if !sandbox.git_writable && is_git_config_or_hooks(asked) {
+    if !sandbox.git_writable && is_in_git(asked) {
         return Err(format!(
-            "Refused: {asked} is the workspace's git configuration or hooks, which would run outside any sandbox."
+            "Refused: {asked} is inside a `.git` (its configuration, hooks, `commondir` and pointers make git run commands outside any sandbox); oi's file tools do not write there."
         ));
     }
     FileRoot::open(&root)
@@ -89,24 +89,41 @@ fn refuse_own_folders(settings: &Settings, root: &Path, asked: &str) -> Result<(
         oi_core::settings::config_dir(),
     ];
     for dir in own.into_iter().flatten() {
-        let dir = dir.canonicalize().unwrap_or(dir);
-        if path.starts_with(&dir) {
+        if path.starts_with(real_even_if_missing(&dir)) || path.starts_with(&dir) {
             return Err(format!("Refused: {asked} is in oi's own folder."));
         }
     }
     Ok(())
 }
 
-/// Whether `asked` is the workspace's `.git/config` or under `.git/hooks`.
-fn is_git_config_or_hooks(asked: &str) -> bool {
-    let names: Vec<_> = Path::new(asked)
+/// `dir` with its links resolved, even when it does not exist yet: its nearest existing
+/// ancestor made canonical, the missing names after it (a home reached through a link, with
+/// no `~/.config/open-interpreter` yet, is still recognised).
+fn real_even_if_missing(dir: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut existing = dir;
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut path = real;
+            path.extend(missing.iter().rev());
+            return path;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return dir.to_path_buf(),
+        }
+    }
+}
+
+/// Whether any name on `asked`'s way is `.git` (a repository's own files or a worktree's
+/// pointer file, at any depth: submodules' and nested repositories' too).
+fn is_in_git(asked: &str) -> bool {
+    Path::new(asked)
         .components()
-        .filter_map(|c| match c {
-            Component::Normal(name) => Some(name),
-            _ => None,
-        })
-        .collect();
-    matches!(names.as_slice(), [git, rest, ..] if *git == ".git" && (*rest == "config" || *rest == "hooks"))
+        .any(|c| matches!(c, Component::Normal(name) if name == ".git"))
 }
 
 #[cfg(test)]
@@ -139,10 +156,39 @@ mod tests {
         assert!(read(&settings, "/etc/passwd").is_err());
         assert!(write(&settings, ".git/hooks/pre-commit", "no").is_err());
         assert!(write(&settings, "./.git//config", "no").is_err());
+        // The whole of every `.git`: commondir, worktree config, submodules' hooks, a
+        // worktree's pointer file, nested repositories.
+        for path in [
+            ".git/commondir",
+            ".git/config.worktree",
+            ".git/modules/sub/hooks/pre-commit",
+            "wt/.git",
+            "sub2/.git/hooks/post-checkout",
+        ] {
+            assert!(write(&settings, path, "no").is_err(), "{path}");
+        }
         let mut readonly = settings_in(dir.path());
         readonly.computer.sandbox.mode = SandboxMode::ReadOnly;
         assert!(write(&readonly, "a.txt", "no").is_err());
         Ok(())
+    }
+
+    /// oi's configuration folder is refused even before it exists, when the home directory is
+    /// reached through a link (the second review wrote a profile there that started a command).
+    #[test]
+    fn own_folders_are_recognised_through_a_linked_home_before_they_exist() {
+        let base = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let real = base.path().join("realhome");
+        std::fs::create_dir(&real).unwrap_or_else(|e| panic!("{e}"));
+        let link = base.path().join("homelink");
+        std::os::unix::fs::symlink(&real, &link).unwrap_or_else(|e| panic!("{e}"));
+        let own = link.join(".config/open-interpreter");
+        assert_eq!(
+            real_even_if_missing(&own),
+            real.canonicalize()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .join(".config/open-interpreter")
+        );
     }
 
     /// A hard link planted at the target is replaced by the write, not written through.
