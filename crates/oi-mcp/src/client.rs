@@ -117,9 +117,9 @@ impl McpClients {
         for (name, spec) in specs {
             match connect_one(name, spec).await {
                 Ok(connected) => clients.servers.push(connected),
-                Err(problem) => clients.failures.push(format!(
+                Err(problem) => clients.failures.push(printable(&format!(
                     "MCP server {name}: {problem}; its tools are not offered."
-                )),
+                ))),
             }
         }
         clients
@@ -272,6 +272,21 @@ async fn connect_one(name: &str, spec: &ServerSpec) -> Result<Connected, String>
     }
 }
 
+/// `line` safe to print on a terminal: control characters (escape sequences, carriage
+/// returns, C1 controls) become `�`, and it is cut at 500 characters — a failing server's
+/// stderr is the server's to write, not the terminal's to obey.
+fn printable(line: &str) -> String {
+    let mut out: String = line
+        .chars()
+        .take(500)
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect();
+    if line.chars().nth(500).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// `problem`, with the last line the server wrote on stderr.
 async fn with_stderr(problem: String, stderr: Option<tokio::process::ChildStderr>) -> String {
     let Some(mut stderr) = stderr else {
@@ -287,5 +302,24 @@ async fn with_stderr(problem: String, stderr: Option<tokio::process::ChildStderr
     match text.lines().rev().find(|line| !line.trim().is_empty()) {
         Some(last) => format!("{problem} ({})", last.trim()),
         None => problem,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    /// The second review made a failing server's last stderr line retitle the window, clear
+    /// the screen and draw a fake approval prompt.
+    #[test]
+    fn a_failing_servers_words_reach_the_terminal_without_their_controls() {
+        let hostile = "boom \u{1b}]0;owned\u{7}\u{1b}[2J\rrun? (y/n) \u{9b}31m";
+        let shown = printable(hostile);
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(
+            shown.contains("boom") && shown.contains("run? (y/n)"),
+            "{shown:?}"
+        );
+        assert_eq!(printable(&"x".repeat(600)).chars().count(), 501);
     }
 }
