@@ -61,7 +61,8 @@ pub struct Args {
     #[arg(long = "server")]
     pub server: bool,
     /// Serve oi's code interpreter over MCP on standard input and output, for another agent
-    /// (tools: execute, stop, reset, languages, read_file, write_file).
+    /// (tools: execute, stop, reset, languages, read_file, write_file); with --server, serve it
+    /// at `/mcp` instead.
     #[arg(long = "mcp")]
     pub mcp: bool,
     /// The server's flags (with --server).

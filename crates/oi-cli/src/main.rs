@@ -111,7 +111,7 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     oi_config::logging::init(settings.verbose, settings.debug);
-    if args.mcp {
+    if args.mcp && !args.server {
         // Standard output is the MCP channel from here: everything else goes to stderr.
         oi_mcp::serve_stdio(settings).await?;
         return Ok(ExitCode::SUCCESS);
@@ -119,6 +119,8 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     if args.server {
         let mut config = oi_server::ServerConfig::from_env(|key| std::env::var(key).ok())?;
         args.server_args.apply(&mut config);
+        // `oi --server --mcp`: the server serves `/mcp` too.
+        config.mcp |= args.mcp;
         let mcp_servers = app::mcp_servers(&args);
         oi_server::run_with_mcp(config, settings, &mcp_servers, oi_server::shutdown_signal())
             .await?;

@@ -23,6 +23,9 @@ pub struct ServerConfig {
     pub ack_timeout: Duration,
     /// Register `/run`, `/upload`, `/download` (`INTERPRETER_INSECURE_ROUTES=true`).
     pub insecure_routes: bool,
+    /// Serve oi's tools over MCP at `/mcp` (`--mcp`, `INTERPRETER_MCP=true`): off unless asked,
+    /// as `/mcp` runs code and writes files with no model and no approval of the server's.
+    pub mcp: bool,
     /// Let network clients turn `auto_run` on (`--allow-network-auto-run`).
     pub allow_network_auto_run: bool,
     /// Let network clients change `llm.api_key` and `llm.api_base`
@@ -79,6 +82,7 @@ impl Default for ServerConfig {
             require_acknowledge: false,
             ack_timeout: Duration::from_secs(2),
             insecure_routes: false,
+            mcp: false,
             allow_network_auto_run: false,
             allow_network_credentials: false,
             interrupt_mode: InterruptMode::Interrupt,
@@ -172,6 +176,7 @@ impl ServerConfig {
         config.require_auth = get("INTERPRETER_REQUIRE_AUTH").as_deref() != Some("False");
         config.require_acknowledge = is_true(get("INTERPRETER_REQUIRE_ACKNOWLEDGE").as_deref());
         config.insecure_routes = is_true(get("INTERPRETER_INSECURE_ROUTES").as_deref());
+        config.mcp = is_true(get("INTERPRETER_MCP").as_deref());
         config.insecure_no_key = is_true(get("INTERPRETER_INSECURE_NO_KEY").as_deref());
         if let Some(hosts) = get("INTERPRETER_ALLOWED_HOSTS") {
             config.allowed_hosts = host_list(&hosts);

@@ -21,6 +21,10 @@ struct Args {
     settings: SettingsArgs,
     #[command(flatten)]
     server: ServerArgs,
+    /// Serve oi's tools over MCP at `/mcp` (off by default: it runs code with no model and no
+    /// approval of the server's in between; `INTERPRETER_MCP=true` too).
+    #[arg(long = "mcp")]
+    mcp: bool,
 }
 
 #[tokio::main]
@@ -39,6 +43,7 @@ async fn main() -> anyhow::Result<()> {
     oi_config::logging::init(settings.verbose, settings.debug);
     let mut config = ServerConfig::from_env(|k| std::env::var(k).ok())?;
     args.server.apply(&mut config);
+    config.mcp |= args.mcp;
     // The error already says what went wrong and what to do (one line).
     oi_server::run_with_mcp(config, settings, &mcp_servers, oi_server::shutdown_signal()).await?;
     Ok(())

@@ -75,11 +75,17 @@ pub async fn run_with_mcp(
         None => None,
     };
     let lease_ttl = config.lease_ttl;
+    let mcp_enabled = config.mcp;
     // Built (the working directory opened) before clients can know the server is up.
     let state = AppState::new(config, factory);
     // MCP at `/mcp`: its own sessions per MCP session, with the same computers' parts.
-    let mcp = oi_mcp::http_service(mcp_settings, parts, state.shutdown.child_token());
-    let state = state.with_mcp(mcp);
+    // Only when the operator asked for it (`--mcp`): it runs code with no model in between.
+    let state = if mcp_enabled {
+        let mcp = oi_mcp::http_service(mcp_settings, parts, state.shutdown.child_token());
+        state.with_mcp(mcp)
+    } else {
+        state
+    };
     if let Some(store) = store {
         let cluster = crate::sessions::cluster::Cluster::new(store, lease_ttl);
         state.sessions.use_cluster(std::sync::Arc::new(cluster));

@@ -33,6 +33,7 @@ async fn mcp_is_behind_the_door_and_serves_the_python_sdk() {
     let work = tempfile::tempdir().unwrap();
     let server = Launch::new(&model.base_url())
         .env("INTERPRETER_API_KEY", KEY)
+        .env("INTERPRETER_MCP", "true")
         .cwd(work.path())
         .start();
     let addr = format!("127.0.0.1:{}", server.port);
@@ -101,4 +102,31 @@ async fn mcp_is_behind_the_door_and_serves_the_python_sdk() {
         std::fs::read_to_string(work.path().join("mcp/note.txt")).unwrap(),
         "hi"
     );
+}
+
+/// `/mcp` runs code with no model and no approval of the server's, so a server serves it only
+/// when its operator asked (`--mcp`, `INTERPRETER_MCP=true`): without, even the key gets 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_is_off_unless_the_operator_turns_it_on() {
+    let model = ScriptedServer::start(Script::new([Reply::text("unused")]))
+        .await
+        .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = Launch::new(&model.base_url())
+        .env("INTERPRETER_API_KEY", KEY)
+        .cwd(work.path())
+        .start();
+    let addr = format!("127.0.0.1:{}", server.port);
+    let host = format!("Host: {addr}");
+    let key = format!("X-API-KEY: {KEY}");
+    let headers = [
+        "Accept: application/json, text/event-stream",
+        "Content-Type: application/json",
+        host.as_str(),
+        key.as_str(),
+    ];
+    let request = post("/mcp", &headers, INITIALIZE).replace("Content-Type: text/plain\r\n", "");
+    let answer = raw(&addr, &request).await;
+    assert_eq!(answer.status, 404, "{}", answer.text);
+    assert!(!answer.text.contains("serverInfo"), "{}", answer.text);
 }
