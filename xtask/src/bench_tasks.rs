@@ -184,7 +184,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                     Outcome {
                         solved: Err(first_line(&text)),
                         wall: started.elapsed().as_secs_f64(),
-                        requests: 0,
+                        // A run stopped at the limit: the requests it had made.
+                        requests: OiLog::parse(&text).calls.len(),
                     }
                 }
             };
