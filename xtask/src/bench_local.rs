@@ -17,7 +17,7 @@
 //! other work on a shared machine does not count (two OpenMP threads on two busy cores run
 //! several times slower: a thread that loses its core stalls the other at every barrier).
 
-mod runs;
+pub(crate) mod runs;
 mod server;
 
 use std::fmt::Write as _;
@@ -149,7 +149,7 @@ impl Turn {
 }
 
 /// The workspace's `target` directory.
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(
         || {
             Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -580,7 +580,7 @@ fn tokens_cell(turns: &[Turn]) -> String {
     )
 }
 
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().map(str::to_owned))

@@ -33,6 +33,7 @@ pub mod model;
 pub mod policy;
 pub mod prompts;
 pub mod repair;
+mod repair_step;
 mod respond;
 pub mod runtime;
 mod save;

@@ -16,6 +16,7 @@ use crate::model::{LanguageModel, ModelDelta, ModelRequest};
 use crate::policy::{Judge, Rules, Verdict};
 use crate::prompts;
 use crate::repair::{self, CodePlan};
+use crate::repair_step;
 use crate::settings::Settings;
 use crate::state::Shared;
 use crate::turn::{TurnError, TurnEvent};
@@ -123,11 +124,21 @@ fn template_code(inner: &str) -> String {
 
 /// Builds the model request: the system message, the conversation, and in loop mode the hidden
 /// loop message (never stored).
-fn model_request(ctx: &TurnContext, system: String, with_loop_message: bool) -> ModelRequest {
+/// The request for the next reply; `note` is a hidden user message of the repair step
+/// (sent, not kept in the conversation).
+fn model_request(
+    ctx: &TurnContext,
+    system: String,
+    with_loop_message: bool,
+    note: Option<String>,
+) -> ModelRequest {
     let mut messages = vec![Message::new(Role::System, Kind::Message, system)];
     messages.extend(ctx.shared.messages().iter().cloned());
     if with_loop_message {
         messages.push(Message::user(ctx.settings.loop_message.clone()));
+    }
+    if let Some(note) = note {
+        messages.push(Message::user(note));
     }
     ModelRequest {
         messages,
@@ -282,7 +293,7 @@ const STALLS_ALLOWED: u32 = 3;
 /// What the turn says when it stops a loop without progress.
 fn stalled_message() -> String {
     format!(
-        "oi stopped this turn: the model was asked {} times in a row without progress (the same code with the same output, or no code to run). Send a message to go on.",
+        "oi stopped this turn: the model was asked {} times in a row without progress (the same code with the same output, the same error again, or no code to run). Send a message to go on.",
         STALLS_ALLOWED + 1
     )
 }
@@ -306,6 +317,12 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
         let mut prepared = Vec::new();
         let mut stalls = 0u32;
         let mut last_run: Option<u64> = None;
+        // The repair step (small local models, `repair_step`): the note for the next
+        // request, the last run's error, and whether the one retry is spent.
+        let repairs = repair_step::enabled(&ctx.settings);
+        let mut note: Option<String> = None;
+        let mut last_error: Option<String> = None;
+        let mut retried = false;
         loop {
             if ctx.shared.messages().is_empty() {
                 yield TurnEvent::Error(TurnError::NoMessage);
@@ -324,7 +341,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     return;
                 }
                 let system = system_message(&ctx.settings, &ctx.computer).await;
-                let request = model_request(&ctx, system, insert_loop_message);
+                let request = model_request(&ctx, system, insert_loop_message, note.take());
                 tracing::info!(
                     model = %request.llm.model,
                     messages = request.messages.len(),
@@ -353,6 +370,12 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 }
             }
             let Some((language, code)) = pending_code(&ctx.shared) else {
+                if let Some(error) = last_error.take().filter(|_| repairs && !retried) {
+                    tracing::info!(%error, "repair step: the reply after an error has no code; one retry with the error");
+                    retried = true;
+                    note = Some(repair_step::error_note(&error));
+                    continue;
+                }
                 if continue_loop(&ctx.settings, &ctx.shared) {
                     tracing::info!("loop mode: no breaker phrase, going on with the loop message");
                     insert_loop_message = true;
@@ -419,20 +442,36 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     let mut output = ctx.computer.run(&language, &code, &ctx.settings.computer);
                     let mut run = std::hash::DefaultHasher::new();
                     std::hash::Hash::hash(&(&language, &code), &mut run);
+                    let mut printed = String::new();
                     while let Some(piece) = output.next().await {
                         let chunk = piece.into_chunk();
                         // The text only: the same output however it is cut into pieces.
-                        std::hash::Hasher::write(&mut run, chunk.text().unwrap_or("").as_bytes());
+                        let text = chunk.text().unwrap_or("");
+                        std::hash::Hasher::write(&mut run, text.as_bytes());
+                        if repairs && printed.len() < 64 * 1024 {
+                            printed.push_str(text);
+                        }
                         for e in store.push(chunk) { yield e; }
                     }
                     for e in store.push(Chunk::active_line(None)) { yield e; }
                     let run = std::hash::Hasher::finish(&run);
-                    if last_run == Some(run) {
+                    let error = if repairs { repair_step::error_line(&printed) } else { None };
+                    // The same error again, even from other code, is no progress either.
+                    let same_error = error.is_some() && error == last_error;
+                    if last_run == Some(run) || same_error {
                         stalls += 1;
                     } else {
                         stalls = 0;
-                        last_run = Some(run);
                     }
+                    last_run = Some(run);
+                    if let Some(error) = &error {
+                        tracing::info!(%error, "repair step: the code failed; the next request says so");
+                        note = Some(repair_step::error_note(error));
+                    } else if repairs && repair_step::typed_answer(&language, &code) {
+                        tracing::info!("repair step: the code only printed a typed-in value");
+                        note = Some(repair_step::TYPED_ANSWER_NOTE.to_owned());
+                    }
+                    last_error = error;
                 }
             }
         }

@@ -55,7 +55,13 @@ pub fn run_timed(command: &mut Command, limit: Duration) -> anyhow::Result<Timed
         if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            bail!("oi did not finish within {} s", limit.as_secs());
+            // What it printed and logged so far, for the reader of the error.
+            let (_, stdout) = out.join().unwrap_or_default();
+            let stderr = strip_ansi(&err.join().unwrap_or_default());
+            bail!(
+                "oi did not finish within {} s\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+                limit.as_secs()
+            );
         }
         std::thread::sleep(Duration::from_millis(2));
     };

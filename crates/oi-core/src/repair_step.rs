@@ -1,0 +1,134 @@
+//! The repair step for small local models (issue 28): after a block whose output is an error,
+//! or a block that only prints a value typed in by hand, the next request carries a short
+//! hidden note saying so, and a reply without code after an error gets one more request
+//! with the error (once per turn: a retry, not a loop).
+//!
+//! Only for the embedded model's settings (`model: local` or `local/PATH`, also through
+//! `--api_base`): large models read an error without help, and the original's wire format
+//! stays as it is for them.
+
+use crate::settings::Settings;
+
+/// Whether the repair step applies to these settings.
+pub(crate) fn enabled(settings: &Settings) -> bool {
+    let model = settings.llm.model.as_str();
+    model == "local" || model.starts_with("local/")
+}
+
+/// The longest error line quoted back to the model.
+const MAX_ERROR: usize = 300;
+
+/// The line of `output` that says what went wrong, when the output is an error: the last
+/// `…Error: …` / `…Exception: …` line (Python), or a shell's `command not found`,
+/// `No such file or directory`, `Permission denied`, `syntax error`.
+pub(crate) fn error_line(output: &str) -> Option<String> {
+    const SHELL: [&str; 4] = [
+        "command not found",
+        "No such file or directory",
+        "Permission denied",
+        "syntax error",
+    ];
+    let line = output.lines().rev().map(str::trim).find(|line| {
+        let head = line.split(':').next().unwrap_or("");
+        let python = line.contains(':')
+            && !head.contains(' ')
+            && (head.ends_with("Error") || head.ends_with("Exception"));
+        python || SHELL.iter().any(|s| line.contains(s))
+    })?;
+    let mut line = line.to_owned();
+    if line.len() > MAX_ERROR {
+        let mut cut = MAX_ERROR;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        line.truncate(cut);
+    }
+    Some(line)
+}
+
+/// Whether `code` only prints values written into it by hand (`print(20)`,
+/// `print("Friday")`, `echo 42`): the model's first guess, not a computation.
+pub(crate) fn typed_answer(language: &str, code: &str) -> bool {
+    let lines: Vec<&str> = code
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    if lines.is_empty() {
+        return false;
+    }
+    match language {
+        "python" => lines.iter().all(|line| {
+            line.strip_prefix("print(")
+                .and_then(|rest| rest.strip_suffix(')'))
+                .is_some_and(is_literal)
+        }),
+        "shell" | "bash" | "sh" => lines.iter().all(|line| {
+            line.strip_prefix("echo ")
+                .is_some_and(|rest| !rest.contains(['$', '`', '|', '>', '<', ';', '&']))
+        }),
+        _ => false,
+    }
+}
+
+/// A number or a plain quoted string (no f-string, no formatting, no expression).
+fn is_literal(text: &str) -> bool {
+    let text = text.trim();
+    let quoted = ['"', '\'']
+        .iter()
+        .any(|q| text.len() >= 2 && text.starts_with(*q) && text.ends_with(*q))
+        && !text[1..text.len() - 1].contains(['"', '\'', '{']);
+    let number = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '_'))
+        && text.chars().any(|c| c.is_ascii_digit());
+    quoted || number
+}
+
+/// The hidden note after a block that failed.
+pub(crate) fn error_note(error: &str) -> String {
+    format!(
+        "The code failed with this error: {error}\nFix the cause and reply with the corrected code in one code block."
+    )
+}
+
+/// The hidden note after a block that only printed a value typed in by hand.
+pub(crate) const TYPED_ANSWER_NOTE: &str = "That code only printed a value you typed in yourself; it computed nothing and read no file. If the task needs a computation, a file or a change, reply with code that does it and prints the result. If not, give the answer.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_python_and_shell_errors() {
+        let trace = "Traceback (most recent call last):\n  File \"broken.py\", line 2, in <module>\n    print('total:', sum(prics))\nNameError: name 'prics' is not defined. Did you mean: 'prices'?\n";
+        assert_eq!(
+            error_line(trace).as_deref(),
+            Some("NameError: name 'prics' is not defined. Did you mean: 'prices'?")
+        );
+        assert_eq!(
+            error_line("sh: 1: frobnicate: command not found").as_deref(),
+            Some("sh: 1: frobnicate: command not found")
+        );
+        assert_eq!(
+            error_line("ValueError: invalid literal for int() with base 10: 'n/a'").as_deref(),
+            Some("ValueError: invalid literal for int() with base 10: 'n/a'")
+        );
+        assert_eq!(error_line("total: 27\n"), None);
+        assert_eq!(error_line("Error rate: 3 per hour, all fine"), None);
+    }
+
+    #[test]
+    fn typed_answers_are_literal_prints_only() {
+        assert!(typed_answer("python", "print(20)"));
+        assert!(typed_answer("python", "print(\"Friday\")\n"));
+        assert!(typed_answer("shell", "echo 42"));
+        assert!(!typed_answer("python", "print(6 * 7)"));
+        assert!(!typed_answer("python", "print(f\"{x}\")"));
+        assert!(!typed_answer("python", "x = 20\nprint(x)"));
+        assert!(!typed_answer("shell", "echo $HOME"));
+        assert!(!typed_answer("shell", "echo hi > hello.txt"));
+        assert!(!typed_answer("python", ""));
+    }
+}

@@ -1,0 +1,156 @@
+//! The repair step for small local models (issue 28), in process: a scripted model and a
+//! recording computer. After an error the next request says so (a hidden note, not kept in
+//! the conversation); a reply without code after an error gets one retry, not a loop; a
+//! block that only prints a typed-in value gets a note; the same error again is no progress;
+//! other models see none of it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use oi_core::{Message, Role};
+use oi_testkit::{ModelReply, RecordingComputer, RunOutput};
+
+mod loop_support;
+use loop_support::*;
+
+const TRACE: &str = "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nNameError: name 'prics' is not defined\n";
+
+fn local(s: &mut oi_core::Settings) {
+    s.llm.model = "local".to_owned();
+}
+
+/// The request's hidden note: its last message when that is the user's ("" when not).
+fn last_user_text(request: &oi_core::ModelRequest) -> String {
+    let last = request.messages.last().unwrap();
+    if last.role == Role::User {
+        last.text().to_owned()
+    } else {
+        String::new()
+    }
+}
+
+#[tokio::test]
+async fn after_an_error_the_next_request_quotes_it_and_a_codeless_reply_gets_one_retry() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::code("python", "print(sum(prics))"),
+            ModelReply::text("The code has an error."),
+            ModelReply::text("Sorry, I cannot fix it."),
+            ModelReply::text("never asked"),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text(TRACE)]),
+        local,
+    );
+    let seen = drive(oi.chat("total the prices"), |_| panic!("auto_run")).await;
+    assert!(seen.complete, "{:?}", seen.error);
+    // The run, the reply that gave up, one retry; then the turn ends.
+    assert_eq!(model.request_count(), 3);
+    assert_eq!(computer.runs(), vec![run("python", "print(sum(prics))")]);
+    let requests = model.requests();
+    for request in &requests[1..] {
+        let note = last_user_text(request);
+        assert!(
+            note.contains("NameError: name 'prics' is not defined")
+                && note.contains("corrected code"),
+            "{note}"
+        );
+    }
+    // The notes were sent, not kept.
+    assert!(
+        oi.messages()
+            .iter()
+            .all(|m| !m.text().contains("corrected code")),
+        "{:?}",
+        oi.messages()
+    );
+}
+
+#[tokio::test]
+async fn a_fixed_block_after_the_note_runs_and_the_turn_ends_with_the_answer() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::code("python", "print(sum(prics))"),
+            ModelReply::code("python", "print(sum(prices))"),
+            ModelReply::text("The total is 27."),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text(TRACE), RunOutput::text("27\n")]),
+        local,
+    );
+    let seen = drive(oi.chat("total the prices"), |_| panic!("auto_run")).await;
+    assert!(seen.complete, "{:?}", seen.error);
+    assert_eq!(model.request_count(), 3);
+    assert_eq!(computer.runs().len(), 2);
+    // No note after the block that worked.
+    assert!(!last_user_text(&model.requests()[2]).contains("corrected code"));
+    assert_eq!(
+        oi.messages().last(),
+        Some(&Message::assistant("The total is 27."))
+    );
+}
+
+#[tokio::test]
+async fn a_block_that_prints_a_typed_in_value_gets_a_note() {
+    let (oi, model, _computer) = setup(
+        [
+            ModelReply::code("python", "print(20)"),
+            ModelReply::code(
+                "python",
+                "a, b = 1, 1\nfor _ in range(18):\n    a, b = b, a + b\nprint(b)",
+            ),
+            ModelReply::text("It is 6765."),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text("20\n"), RunOutput::text("6765\n")]),
+        local,
+    );
+    let seen = drive(oi.chat("the 20th Fibonacci number?"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(last_user_text(&requests[1]).contains("typed in yourself"));
+    assert!(!last_user_text(&requests[2]).contains("typed in yourself"));
+}
+
+#[tokio::test]
+async fn the_same_error_from_changing_code_stops_the_turn() {
+    let replies = (0..10).map(|i| ModelReply::code("python", &format!("print(sum(prics)) # {i}")));
+    let (oi, model, computer) = setup(
+        replies,
+        RecordingComputer::new().with_outputs((0..10).map(|_| RunOutput::text(TRACE))),
+        local,
+    );
+    let seen = drive(oi.chat("total the prices"), |_| panic!("auto_run")).await;
+    assert!(seen.complete, "{:?}", seen.error);
+    // The first error, then four more of the same: stopped, and said so.
+    assert_eq!(model.request_count(), 5);
+    assert_eq!(computer.runs().len(), 5);
+    let said = seen
+        .chunks
+        .iter()
+        .filter_map(|c| c.text())
+        .collect::<String>();
+    assert!(said.contains("without progress"), "{said}");
+}
+
+#[tokio::test]
+async fn other_models_get_no_repair_step() {
+    let (oi, model, _computer) = setup(
+        [
+            ModelReply::code("python", "print(sum(prics))"),
+            ModelReply::text("The code has an error."),
+            ModelReply::text("never asked"),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text(TRACE)]),
+        |s| s.llm.model = "gpt-4o".to_owned(),
+    );
+    let seen = drive(oi.chat("total the prices"), |_| panic!("auto_run")).await;
+    assert!(seen.complete, "{:?}", seen.error);
+    assert_eq!(model.request_count(), 2);
+    assert!(
+        model.requests()[1]
+            .messages
+            .iter()
+            .all(|m| !m.text().contains("corrected code"))
+    );
+}
