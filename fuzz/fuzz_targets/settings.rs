@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oi_core::{ApprovalPolicy, Settings};
+use oi_core::{ApprovalPolicy, RuntimeState, Settings};
 use oi_server::settings_patch::{NetworkPolicy, apply_patch};
 use serde_json::Value;
 
@@ -18,7 +18,12 @@ fn strictness(policy: ApprovalPolicy) -> u8 {
 }
 
 fn check(current: &Settings, patch: &Value) {
-    let Ok(patched) = apply_patch(current, patch, NetworkPolicy::default()) else {
+    let Ok(patched) = apply_patch(
+        current,
+        &RuntimeState::default(),
+        patch,
+        NetworkPolicy::default(),
+    ) else {
         return;
     };
     let new = &patched.settings;
