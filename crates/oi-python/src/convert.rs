@@ -154,3 +154,16 @@ pub fn short_repr(value: &Bound<'_, PyAny>) -> String {
         text
     }
 }
+
+/// One output of `computer.run()` as the original returns it: `{"type", "format", "content"}`
+/// (and `recipient` when set).
+pub(crate) fn output_object<'py>(
+    py: Python<'py>,
+    output: oi_core::Output,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut value = serde_json::to_value(output.into_chunk()).unwrap_or(Value::Null);
+    if let Some(object) = value.as_object_mut() {
+        object.remove("role");
+    }
+    to_python(py, &value)
+}

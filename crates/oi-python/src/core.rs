@@ -81,16 +81,6 @@ fn chat_input(message: &Bound<'_, PyAny>) -> PyResult<ChatInput> {
     )))
 }
 
-/// One output of `computer.run()` as the original returns it: `{"type", "format", "content"}`
-/// (and `recipient` when set).
-pub(crate) fn output_object<'py>(py: Python<'py>, output: Output) -> PyResult<Bound<'py, PyAny>> {
-    let mut value = serde_json::to_value(output.into_chunk()).unwrap_or(Value::Null);
-    if let Some(object) = value.as_object_mut() {
-        object.remove("role");
-    }
-    convert::to_python(py, &value)
-}
-
 impl Core {
     /// The runtime, started if needed.
     fn rt(&self) -> PyResult<&tokio::runtime::Runtime> {
@@ -230,7 +220,7 @@ impl Core {
         let outputs: Vec<Output> = runtime::wait(py, rt, stream.collect())?;
         let list = PyList::empty(py);
         for output in oi_computer::merge_outputs(outputs) {
-            list.append(output_object(py, output)?)?;
+            list.append(convert::output_object(py, output)?)?;
         }
         Ok(list)
     }

@@ -8,7 +8,7 @@ use oi_core::OutputStream;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-use crate::core::output_object;
+use crate::convert::output_object;
 use crate::runtime::{self, LazyRuntime};
 
 /// A running `computer.run`.
