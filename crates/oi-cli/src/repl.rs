@@ -101,17 +101,16 @@ pub async fn run(
             }
             continue;
         }
-        let images = image_paths(trimmed);
-        let turn = if images.is_empty() {
-            interpreter.chat(trimmed)
-        } else {
-            let mut messages = interpreter.messages();
-            messages.push(Message::user(trimmed));
-            for image in &images[..images.len() - 1] {
-                messages.push(image_message(image));
+        let mut images = read_images(&image_paths(trimmed));
+        let turn = match images.pop() {
+            None => interpreter.chat(trimmed),
+            Some(last) => {
+                let mut messages = interpreter.messages();
+                messages.push(Message::user(trimmed));
+                messages.extend(images);
+                interpreter.set_messages(messages);
+                interpreter.chat(last)
             }
-            interpreter.set_messages(messages);
-            interpreter.chat(image_message(&images[images.len() - 1]))
         };
         let settings = interpreter.settings();
         let mut renderer = Renderer::choose(plain, settings.highlight_active_line, &ui.grammars);
@@ -129,13 +128,22 @@ pub async fn run(
     }
 }
 
-fn image_message(path: &std::path::Path) -> Message {
-    Message::new(
-        oi_core::Role::User,
-        oi_core::Kind::Image,
-        path.display().to_string(),
-    )
-    .with_format("path")
+/// The images at the paths the user typed, read now (oi sends what it read, never a file
+/// named in history later); one that cannot be read is a line on stderr and left out.
+fn read_images(paths: &[std::path::PathBuf]) -> Vec<Message> {
+    paths
+        .iter()
+        .filter_map(|path| match oi_llm::images::image_from_file(path) {
+            Ok(message) => Some(message),
+            Err(why) => {
+                eprintln!(
+                    "oi: the image {} was not read: {why}",
+                    crate::sanitize::clean(&path.display().to_string())
+                );
+                None
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

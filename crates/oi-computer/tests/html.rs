@@ -108,6 +108,17 @@ async fn connections_from(computer: &LocalComputer, page: impl Fn(u16) -> String
             }
         })
     };
+    // Control: the listener answers (the test's own connection is counted, then left out).
+    drop(std::net::TcpStream::connect(("127.0.0.1", port)).unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while count.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        1,
+        "control: the listener answers"
+    );
     let out = computer.run_collect("html", &page(port)).await;
     done.store(true, Ordering::SeqCst);
     server.join().unwrap();
@@ -117,7 +128,7 @@ async fn connections_from(computer: &LocalComputer, page: impl Fn(u16) -> String
         "a screenshot was made: {:?}",
         out[2]
     );
-    count.load(Ordering::SeqCst)
+    count.load(Ordering::SeqCst) - 1
 }
 
 /// How many connections reach a listener on loopback while `computer` shows a page that asks
@@ -131,9 +142,24 @@ async fn page_connections(computer: &LocalComputer) -> usize {
     .await
 }
 
-/// The screenshot's browser runs outside the sandbox and loads the page from a file, so a
-/// page could load any file oi can read (the review rendered a saved conversation into the
-/// screenshot): a script on disk does not run from the page, while the same script inline
+/// How bright the screenshot of `page` is (0 black … 1 white).
+async fn shot_brightness(computer: &LocalComputer, page: &str) -> f64 {
+    let out = computer.run_collect("html", page).await;
+    assert_eq!(
+        out[2].kind,
+        Kind::Image,
+        "a screenshot was made: {:?}",
+        out[2]
+    );
+    oi_testkit::png_brightness(out[2].content.as_text().unwrap()).unwrap()
+}
+
+/// A script that paints the page black.
+const PAINT_BLACK: &str = "document.documentElement.style.background = '#000';";
+
+/// The screenshot's browser runs outside the sandbox, so a page must not load any file oi can
+/// read (the issue 21 review rendered a saved conversation into the screenshot): a script on
+/// disk that paints the page black does not run from the page, while the same script inline
 /// does (the control).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_shown_loads_no_file_from_disk() {
@@ -145,22 +171,48 @@ async fn a_page_shown_loads_no_file_from_disk() {
     }
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("on-disk.js");
+    std::fs::write(&script, PAINT_BLACK).unwrap();
     let computer = LocalComputer::new();
-    let inline = connections_from(&computer, |port| {
-        format!("<script>fetch('http://127.0.0.1:{port}/inline', {{mode: 'no-cors'}});</script>")
-    })
+    let inline = shot_brightness(&computer, &format!("<script>{PAINT_BLACK}</script>")).await;
+    assert!(
+        inline < 0.1,
+        "control: an inline script paints the page black ({inline})"
+    );
+    let from_disk = shot_brightness(
+        &computer,
+        &format!("<script src=\"file://{}\"></script>", script.display()),
+    )
     .await;
-    assert!(inline > 0, "control: an inline script reaches the listener");
-    let from_disk = connections_from(&computer, |port| {
-        std::fs::write(
-            &script,
-            format!("fetch('http://127.0.0.1:{port}/from-disk', {{mode: 'no-cors'}});"),
-        )
-        .unwrap();
-        format!("<script src=\"file://{}\"></script>", script.display())
-    })
-    .await;
-    assert_eq!(from_disk, 0, "a script loaded from disk must not run");
+    assert!(
+        from_disk > 0.9,
+        "a script loaded from disk ran ({from_disk})"
+    );
+}
+
+/// Nor can the page replace itself by a file (stop-32 review: from a `file:` URL, one line of
+/// script navigated the unsandboxed browser to any file oi could read, rendered into the
+/// screenshot for the model). The file is a black page; navigating there by script, by a
+/// refresh or in a frame filling the window leaves the shot white.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_shown_cannot_navigate_to_a_file() {
+    if !chromium() {
+        oi_testkit::skipped!(
+            "skipped a_page_shown_cannot_navigate_to_a_file: no headless Chromium installed"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("secret.html");
+    std::fs::write(&target, format!("<script>{PAINT_BLACK}</script>")).unwrap();
+    let url = format!("file://{}", target.display());
+    let computer = LocalComputer::new();
+    let page = format!(
+        "<style>body{{margin:0}} iframe{{border:0;width:100vw;height:100vh}}</style>\
+         <iframe src=\"{url}\"></iframe><meta http-equiv=\"refresh\" content=\"0;url={url}\">\
+         <script>setTimeout(() => {{ location.href = '{url}'; }}, 20);</script>"
+    );
+    let brightness = shot_brightness(&computer, &page).await;
+    assert!(brightness > 0.9, "the page showed the file ({brightness})");
 }
 
 /// The screenshot's browser runs outside the sandbox, so a policy that denies the network

@@ -47,9 +47,28 @@ fn parse_message(value: Value, what: &str) -> PyResult<Message> {
             "{what} is {value}, not a message: a message is a dict like {{\"role\": \"user\", \"type\": \"message\", \"content\": \"hi\"}}"
         )));
     }
-    serde_json::from_value(value).map_err(|e| {
+    let message: Message = serde_json::from_value(value).map_err(|e| {
         PyValueError::new_err(format!(
             "{what} is not a valid LMC message: {e} (keys: role, type, format, content, recipient; e.g. {{\"role\": \"user\", \"type\": \"message\", \"content\": \"hi\"}})"
+        ))
+    })?;
+    read_image_path(message, what)
+}
+
+/// A user's image given by its path (format `path`) as the image itself, read now: oi sends
+/// what it read when the library's user gave it, never a file named in history later.
+fn read_image_path(message: Message, what: &str) -> PyResult<Message> {
+    let is_path_image = message.role == oi_core::Role::User
+        && message.kind == oi_core::Kind::Image
+        && message.format.as_deref() == Some("path");
+    if !is_path_image {
+        return Ok(message);
+    }
+    let path = std::path::PathBuf::from(message.text().trim());
+    oi_llm::images::image_from_file(&path).map_err(|why| {
+        PyValueError::new_err(format!(
+            "{what}: the image at {} could not be read: {why}",
+            path.display()
         ))
     })
 }

@@ -76,11 +76,15 @@ const OFFLINE: [&str; 4] = [
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 ];
 
-/// Put before every page: the browser runs outside the sandbox and loads the page from a
-/// `file:` URL, so without it the page could frame or load any file oi can read (a saved
-/// conversation rendered into the screenshot for the model, in the issue 21 review). A page's
-/// own policies can only narrow this one, never widen it.
+/// Put before every page: a page's own policies can only narrow this one, never widen it.
+/// Loading from `data:` (an opaque origin) already keeps the page away from files — it can
+/// neither navigate to, frame nor load a `file:` URL (in the stop-32 review a page loaded from
+/// a `file:` URL navigated itself to any file oi could read, which CSP does not govern).
 const NO_FILES: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src http: https: data: blob: 'unsafe-inline' 'unsafe-eval'\">";
+
+/// The largest page shown: its `data:` URL is one argument of the browser's command line,
+/// which Linux caps at 128 KiB (base64 makes the page a third larger).
+pub(crate) const MAX_PAGE_BYTES: usize = 96_000;
 
 /// The headless browser found on this machine, if any.
 pub(crate) fn browser() -> Option<&'static str> {
@@ -103,14 +107,22 @@ pub(crate) async fn take(
             "no headless Chromium is installed (e.g. `apt-get install chromium`)".to_owned(),
         );
     };
-    // The page, the browser's profile and the shot live where sandboxed code cannot plant
-    // links: the browser runs outside the sandbox and writes there by name.
+    // The browser's profile and the shot live where sandboxed code cannot plant links: the
+    // browser runs outside the sandbox and writes there by name. The page is no file at all.
     let dir = crate::languages::own_dir::temp_dir("oi-html-")
         .map_err(|e| format!("could not create a temporary directory: {e}"))?;
-    let page = dir.path().join("page.html");
     let shot = dir.path().join("shot.png");
-    std::fs::write(&page, format!("{NO_FILES}{html}"))
-        .map_err(|e| format!("could not write the page: {e}"))?;
+    let page = format!("{NO_FILES}{html}");
+    if page.len() > MAX_PAGE_BYTES {
+        return Err(format!(
+            "the page is {} bytes; oi shows pages of up to {MAX_PAGE_BYTES} bytes",
+            page.len()
+        ));
+    }
+    let url = format!(
+        "data:text/html;charset=utf-8;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(page)
+    );
     let mut command = tokio::process::Command::new(program);
     command
         .args([
@@ -131,7 +143,7 @@ pub(crate) async fn take(
         ))
         .args(if offline { OFFLINE.as_slice() } else { &[] })
         .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .env_clear()
         .envs(env)
         .stdin(Stdio::null())

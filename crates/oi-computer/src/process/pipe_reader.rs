@@ -141,20 +141,48 @@ impl Reader {
         }
     }
 
-    /// Rich output (an image, HTML, …) within the cap.
+    /// Rich output (an image, HTML, …) within the cap. The code shares the driver's process
+    /// and can forge any event, so only inline data of the formats in [`rich_output`] passes:
+    /// an event can never name a file for oi to read (an image of format `path` made oi read
+    /// its own environment for the model in the stop-32 review).
     fn on_rich(&mut self, event: Event) {
         let Some(data) = event.data else { return };
         if !self.cap.rich(data.len()) {
             return;
         }
         let format = event.format.unwrap_or_else(|| "html".to_owned());
-        let output = match event.kind.as_deref() {
-            Some("image") => Output::image(&format, data),
-            _ => Output {
-                kind: Kind::Code,
-                ..Output::code(&format, data)
-            },
+        let Some(output) = rich_output(event.kind.as_deref(), &format, data) else {
+            let shown: String = format.chars().take(40).collect();
+            let note = format!(
+                "\n(oi dropped rich output of format `{}`: code may show only inline images \
+                 (base64 PNG, JPEG, GIF, WebP), HTML or JavaScript)\n",
+                shown.escape_debug()
+            );
+            let _ = self.tx.send(Item::Text(note));
+            return;
         };
         let _ = self.tx.send(Item::Rich(output));
+    }
+}
+
+/// The output for a driver's rich event, when its kind and format are ones oi shows: images
+/// as inline base64 only, code as HTML or JavaScript; `None` for anything else.
+fn rich_output(kind: Option<&str>, format: &str, data: String) -> Option<Output> {
+    const IMAGES: [&str; 5] = [
+        "base64.png",
+        "base64.jpeg",
+        "base64.jpg",
+        "base64.gif",
+        "base64.webp",
+    ];
+    const CODE: [&str; 2] = ["html", "javascript"];
+    match kind {
+        Some("image") if IMAGES.contains(&format) => Some(Output::image(format, data)),
+        Some("image") => None,
+        _ if CODE.contains(&format) => Some(Output {
+            kind: Kind::Code,
+            ..Output::code(format, data)
+        }),
+        _ => None,
     }
 }
