@@ -66,11 +66,17 @@ pub fn resolve(llm: &LlmSettings, env: &Env) -> Result<Endpoint, ModelError> {
         model,
         base,
         default_base,
+        explicit_base,
     } = route(llm, env)?;
     let base = base.as_str();
-    // `llm.api_key` only where it was configured to go (crate::bound_key).
+    // `llm.api_key` only where it was configured to go (crate::bound_key); a provider's key
+    // variable only to that provider's own address (crate::key_binding::env_key_allowed).
     let explicit_key = crate::bound_key::key_for(llm, base);
-    let api_key = explicit_key.or_else(|| first_var(env, provider.key_vars).map(str::to_owned));
+    let api_key = explicit_key.or_else(|| {
+        crate::key_binding::env_key_allowed(provider.prefix, base, explicit_base)
+            .then(|| first_var(env, provider.key_vars).map(str::to_owned))
+            .flatten()
+    });
     let needs_key = provider.key_required && (default_base || is_openai(base));
     if api_key.is_none() && needs_key {
         return Err(provider_table::missing_key(provider));
@@ -91,6 +97,8 @@ struct Route {
     model: String,
     base: String,
     default_base: bool,
+    /// Whether the base is `llm.api_base` (not the provider's own address).
+    explicit_base: bool,
 }
 
 /// The base URL (no trailing `/`) that `llm`'s OpenAI-compatible requests go to.
@@ -124,6 +132,7 @@ fn route(llm: &LlmSettings, env: &Env) -> Result<Route, ModelError> {
         model,
         base: base.trim_end_matches('/').to_owned(),
         default_base,
+        explicit_base: explicit_base.is_some(),
     })
 }
 

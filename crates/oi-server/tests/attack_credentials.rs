@@ -124,3 +124,62 @@ async fn with_allow_network_credentials_the_key_follows_the_model() {
         "the operator allowed it"
     );
 }
+
+/// Stop-32 review: a server started with `--api_base` (and no key of its own there) sent the
+/// keys of provider variables in its environment to that base when a client switched the model
+/// to their provider (`groq/x` → `GROQ_API_KEY`, `anthropic/…` → `ANTHROPIC_API_KEY` as
+/// `x-api-key`). A provider's variable now goes only to that provider's own address; OpenAI's
+/// still goes to the configured base, as it did from the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_keys_from_the_environment_never_follow_a_switched_model() {
+    const SECRETS: [(&str, &str); 4] = [
+        ("GROQ_API_KEY", "gsk-GROQSECRET-123456"),
+        ("MISTRAL_API_KEY", "mis-MISTRALSECRET-1234"),
+        ("ANTHROPIC_API_KEY", "sk-ant-ANTSECRET-123456"),
+        ("DEEPSEEK_API_KEY", "sk-DEEPSECRET-123456"),
+    ];
+    let configured = ScriptedServer::start(Script::new([
+        Reply::text("openai"),
+        Reply::text("groq"),
+        Reply::text("mistral"),
+        Reply::text("anthropic"),
+        Reply::text("deepseek"),
+    ]))
+    .await
+    .unwrap();
+    let base = configured.base_url();
+    let mut launch = Launch::new(&base)
+        .without_model_flags()
+        .args(&["--api_base", &base, "--model", "openai/m"])
+        .env("OPENAI_API_KEY", "sk-openai-for-the-base")
+        .env("INTERPRETER_API_KEY", CLIENT_KEY);
+    for (name, value) in SECRETS {
+        launch = launch.env(name, value);
+    }
+    let server = launch.start();
+    let (status, body) = post(&server, "/openai/chat/completions", CHAT).await;
+    assert_eq!(status, 200, "{body}");
+    for model in ["groq/x", "mistral/x", "anthropic/claude-3-5-sonnet", "deepseek/x"] {
+        let (status, body) = post(
+            &server,
+            "/settings",
+            &format!(r#"{{"llm": {{"model": "{model}"}}}}"#),
+        )
+        .await;
+        assert_eq!(status, 200, "{model}: {body}");
+        let _ = post(&server, "/openai/chat/completions", CHAT).await;
+    }
+    let requests = configured.requests();
+    assert_eq!(requests.len(), 5, "every turn reached the configured base");
+    assert_eq!(
+        requests[0].authorization.as_deref(),
+        Some("Bearer sk-openai-for-the-base"),
+        "control: OpenAI's variable goes to the configured base"
+    );
+    for request in &requests {
+        let seen = format!("{:?} {}", request.headers, request.body);
+        for (name, value) in SECRETS {
+            assert!(!seen.contains(value), "{name} reached the base: {seen}");
+        }
+    }
+}

@@ -59,9 +59,12 @@ pub fn resolve_anthropic(llm: &LlmSettings, env: &Env) -> Result<AnthropicEndpoi
     let base = base_url(llm, env);
     let base = base.as_str();
     // `llm.api_key` only where it was configured to go (crate::bound_key).
+    let env_key_allowed =
+        crate::key_binding::env_key_allowed("anthropic", base, explicit_base.is_some());
     let api_key = crate::bound_key::key_for(llm, base)
         .or_else(|| {
             env.get("ANTHROPIC_API_KEY")
+                .filter(|_| env_key_allowed)
                 .map(str::trim)
                 .map(str::to_owned)
         })
