@@ -53,7 +53,7 @@ impl OpenAiCompatible {
     /// process, with default retries and a 300 s idle timeout.
     pub fn new() -> Self {
         OpenAiCompatible {
-            client: reqwest::Client::new(),
+            client: crate::http_client::client(),
             env: Env::from_process(),
             retry: RetryPolicy::default(),
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),

@@ -187,7 +187,7 @@ impl LanguageModel for Router {
             Err(_) if !cfg!(feature = "local") && wire_for(&request.llm) == Ok(Wire::Embedded) => {
                 let env = self.env.clone();
                 Box::pin(futures::stream::once(async move {
-                    let client = reqwest::Client::new();
+                    let client = crate::http_client::client();
                     Err(crate::local_servers::not_built_with_offers(&client, &env).await)
                 }))
             }

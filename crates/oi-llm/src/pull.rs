@@ -198,7 +198,7 @@ pub async fn offer_ollama_pull(
     ask: impl FnOnce(&str) -> bool,
     out: &mut dyn Write,
 ) -> Result<(), ModelError> {
-    let client = reqwest::Client::new();
+    let client = crate::http_client::client();
     let Some(missing) = missing_ollama_model(&client, llm, env).await else {
         return Ok(());
     };

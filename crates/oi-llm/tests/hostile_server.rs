@@ -130,3 +130,59 @@ async fn an_endless_line_is_refused_at_the_line_limit() {
         "{text}"
     );
 }
+
+/// Stop-32 review: an endpoint that answers with a redirect got the key and the conversation
+/// re-sent to another host (reqwest strips only `Authorization` across hosts, not Anthropic's
+/// `x-api-key`). oi-llm follows no redirect: the other host is never asked, on either wire,
+/// and the answer is an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_is_never_followed_with_the_key_and_the_conversation() {
+    let elsewhere = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let elsewhere_addr = elsewhere.local_addr().unwrap();
+    let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let reached = std::sync::Arc::clone(&reached);
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = elsewhere.accept().await {
+                reached.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = socket.write_all(OK_JSON.as_bytes()).await;
+            }
+        });
+    }
+    let head: &'static str = Box::leak(
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: http://localhost:{}/v1/next\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            elsewhere_addr.port()
+        )
+        .into_boxed_str(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0u8; 65536];
+                let _ = socket.read(&mut request).await;
+                let _ = socket.write_all(head.as_bytes()).await;
+            });
+        }
+    });
+    let (error, _) = first_error(&base).await;
+    let anthropic = oi_llm::Anthropic::new()
+        .with_env(Env::empty())
+        .with_retry(RetryPolicy::none());
+    let mut llm = request(&base).llm;
+    llm.model = "anthropic/claude-3-5-sonnet".to_owned();
+    let mut anthropic_request = request(&base);
+    anthropic_request.llm = llm;
+    let items: Vec<_> = anthropic.stream(anthropic_request).collect().await;
+    assert!(
+        items.iter().any(Result::is_err),
+        "the Anthropic wire ended in an error: {items:?}"
+    );
+    assert_eq!(
+        reached.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the redirect was followed ({error})"
+    );
+}

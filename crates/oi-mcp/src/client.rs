@@ -273,13 +273,18 @@ async fn connect_one(name: &str, spec: &ServerSpec) -> Result<Connected, String>
 }
 
 /// `line` safe to print on a terminal: control characters (escape sequences, carriage
-/// returns, C1 controls) become `�`, and it is cut at 500 characters — a failing server's
-/// stderr is the server's to write, not the terminal's to obey.
+/// returns, C1 controls) and the invisible ones that reorder or hide text (bidi overrides and
+/// isolates, zero-width characters: stop-32 review) become `�`, and it is cut at 500
+/// characters — a failing server's stderr is the server's to write, not the terminal's to obey.
 fn printable(line: &str) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    };
     let mut out: String = line
         .chars()
         .take(500)
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .map(|c| if hidden(c) { '\u{fffd}' } else { c })
         .collect();
     if line.chars().nth(500).is_some() {
         out.push('…');
@@ -313,9 +318,13 @@ mod tests {
     /// the screen and draw a fake approval prompt.
     #[test]
     fn a_failing_servers_words_reach_the_terminal_without_their_controls() {
-        let hostile = "boom \u{1b}]0;owned\u{7}\u{1b}[2J\rrun? (y/n) \u{9b}31m";
+        let hostile = "boom \u{1b}]0;owned\u{7}\u{1b}[2J\rrun? (y/n) \u{9b}31m \u{202e}gnp.exe\u{202c}\u{200b}";
         let shown = printable(hostile);
         assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(
+            !shown.contains(['\u{202e}', '\u{202c}', '\u{200b}']),
+            "{shown:?}"
+        );
         assert!(
             shown.contains("boom") && shown.contains("run? (y/n)"),
             "{shown:?}"

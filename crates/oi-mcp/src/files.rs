@@ -118,17 +118,30 @@ fn real_even_if_missing(dir: &Path) -> PathBuf {
     }
 }
 
-/// Whether any name on `asked`'s way is `.git` (a repository's own files or a worktree's
+/// Whether any name on `asked`'s way is `.git` in any case (`.GIT` is `.git` on macOS's and
+/// other case-insensitive file systems; a repository's own files or a worktree's
 /// pointer file, at any depth: submodules' and nested repositories' too).
 fn is_in_git(asked: &str) -> bool {
     Path::new(asked)
         .components()
-        .any(|c| matches!(c, Component::Normal(name) if name == ".git"))
+        .any(|c| matches!(c, Component::Normal(name) if name.eq_ignore_ascii_case(".git")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stop-32 review: on a case-insensitive file system `.GIT/hooks/pre-commit` is the
+    /// repository's hook.
+    #[test]
+    fn git_is_found_in_any_case_at_any_depth() {
+        for asked in [".git/config", ".GIT/hooks/pre-commit", "sub/.Git/HEAD", "a/b/.gIT"] {
+            assert!(is_in_git(asked), "{asked}");
+        }
+        for asked in ["git/config", ".github/workflows/ci.yml", "a/.gitignore"] {
+            assert!(!is_in_git(asked), "{asked}");
+        }
+    }
 
     fn settings_in(dir: &Path) -> Settings {
         let mut settings = Settings::default();

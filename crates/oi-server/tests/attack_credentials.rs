@@ -159,7 +159,12 @@ async fn provider_keys_from_the_environment_never_follow_a_switched_model() {
     let server = launch.start();
     let (status, body) = post(&server, "/openai/chat/completions", CHAT).await;
     assert_eq!(status, 200, "{body}");
-    for model in ["groq/x", "mistral/x", "anthropic/claude-3-5-sonnet", "deepseek/x"] {
+    for model in [
+        "groq/x",
+        "mistral/x",
+        "anthropic/claude-3-5-sonnet",
+        "deepseek/x",
+    ] {
         let (status, body) = post(
             &server,
             "/settings",
