@@ -43,9 +43,9 @@ pub async fn run_with_mcp(
         eprintln!("oi-server: {failure}");
     }
     let factory: InterpreterFactory = Arc::new(move || {
-        let mut settings = settings.clone();
+        let settings = settings.clone();
         let computer = Arc::new(assembly.computer(&settings));
-        let computer = oi_mcp::offer::offer(&mut settings, computer, &clients);
+        let computer = oi_mcp::offer::offer(computer, &clients);
         assembly.interpreter_on(settings, computer)
     });
     let (host, port) = (config.host.clone(), config.port);
