@@ -13,6 +13,7 @@
 
 pub mod client;
 mod files;
+pub mod http_client;
 pub mod offer;
 mod output;
 mod run;

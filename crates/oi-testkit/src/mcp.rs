@@ -46,3 +46,55 @@ pub fn calc_profile(dir: &Path, extra: &str) -> PathBuf {
     .expect("write the profile");
     profile
 }
+
+/// The calculator served over Streamable HTTP by the Python SDK
+/// (crates/oi-mcp/tests/py/calc_http_server.py) on 127.0.0.1, answering only requests with the
+/// header `X-Calc-Key: key`; stopped when dropped.
+pub struct CalcHttpServer {
+    child: std::process::Child,
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl CalcHttpServer {
+    /// Starts it and waits (up to 30 s) until it listens.
+    ///
+    /// # Panics
+    /// When it cannot be started or does not listen in time.
+    #[allow(clippy::expect_used)]
+    pub fn start(key: &str) -> CalcHttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../oi-mcp/tests/py/calc_http_server.py");
+        let child = std::process::Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .arg(key)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("start calc_http_server.py");
+        let server = CalcHttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "calc_http_server.py did not listen on {port} within 30 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        server
+    }
+}
+
+impl Drop for CalcHttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
