@@ -52,9 +52,7 @@ impl Computer for McpComputer {
         if !is_mcp(language) {
             return self.inner.run(language, code, policy);
         }
-        let clients = Arc::clone(&self.clients);
-        let code = code.to_owned();
-        futures::stream::once(async move { Output::console(call(&clients, &code).await) }).boxed()
+        run_block(Arc::clone(&self.clients), code)
     }
 
     fn prepare(&self, language: &str) {
@@ -65,12 +63,7 @@ impl Computer for McpComputer {
 
     fn tools(&self) -> Vec<OfferedTool> {
         let mut tools = self.inner.tools();
-        tools.extend(self.clients.tools().into_iter().map(|tool| OfferedTool {
-            name: tool.name,
-            description: tool.description,
-            parameters: tool.input_schema,
-            language: MCP_LANGUAGE.to_owned(),
-        }));
+        tools.extend(offered_tools(&self.clients));
         tools
     }
 
@@ -81,6 +74,32 @@ impl Computer for McpComputer {
     fn terminate(&self) -> BoxFuture<'static, ()> {
         self.inner.terminate()
     }
+}
+
+/// The tools of `clients` as a computer offers them (called as blocks of the language `mcp`).
+pub fn offered_tools(clients: &McpClients) -> Vec<OfferedTool> {
+    clients
+        .tools()
+        .into_iter()
+        .map(|tool| OfferedTool {
+            name: tool.name,
+            description: tool.description,
+            parameters: tool.input_schema,
+            language: MCP_LANGUAGE.to_owned(),
+        })
+        .collect()
+}
+
+/// Whether `language` names MCP tool calls.
+pub fn is_mcp_language(language: &str) -> bool {
+    is_mcp(language)
+}
+
+/// Runs one `mcp` block (`{"tool": "SERVER__TOOL", "arguments": {...}}`) on `clients`; its
+/// output, as one console output.
+pub fn run_block(clients: Arc<McpClients>, code: &str) -> OutputStream {
+    let code = code.to_owned();
+    futures::stream::once(async move { Output::console(call(&clients, &code).await) }).boxed()
 }
 
 /// Runs one `mcp` block; its output text.
