@@ -16,10 +16,17 @@ impl Prompt {
     /// The prompt for `request` in `mode`: history converted, the execution instructions
     /// appended to the system text in text mode, trimmed to the context window.
     pub fn build(request: &ModelRequest, mode: Mode) -> Prompt {
+        // Only tools offered as functions are given back as calls of their own.
+        let functions: Vec<oi_core::OfferedTool> = request
+            .tools
+            .iter()
+            .filter(|t| function_name(&t.name))
+            .cloned()
+            .collect();
         let (system, messages) = to_prompt_messages(
             &request.messages,
             &request.templates,
-            &request.tools,
+            &functions,
             mode,
             supports_vision(&request.llm),
         );
@@ -67,12 +74,28 @@ fn tool_specs(request: &ModelRequest) -> Vec<ToolSpec> {
         description: oi_core::prompts::EXECUTE_TOOL_DESCRIPTION.to_owned(),
         parameters: execute_parameters(&languages),
     }];
-    specs.extend(request.tools.iter().map(|tool| ToolSpec {
-        name: tool.name.clone(),
-        description: tool.description.clone(),
-        parameters: object_schema(&tool.parameters),
-    }));
+    specs.extend(
+        request
+            .tools
+            .iter()
+            .filter(|t| function_name(&t.name))
+            .map(|tool| ToolSpec {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: object_schema(&tool.parameters),
+            }),
+    );
     specs
+}
+
+/// Whether providers take `name` as a function's name (OpenAI and Anthropic: 1 to 64
+/// letters, digits, `_` and `-`). A server's tool named otherwise is not offered as a
+/// function (one bad name would make every request fail); text mode still lists it.
+fn function_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// A tool's parameters as providers take them: an object schema (a server that gives none,
@@ -100,4 +123,18 @@ pub(crate) fn text_mode_tools(tools: &[oi_core::OfferedTool]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::function_name;
+
+    #[test]
+    fn only_names_providers_take_are_offered_as_functions() {
+        assert!(function_name("calc__add"));
+        assert!(function_name("a-b_1"));
+        assert!(!function_name("calc__add.v2"));
+        assert!(!function_name("calc__ä"));
+        assert!(!function_name(&"x".repeat(65)));
+    }
 }
