@@ -5,6 +5,7 @@
 //! ```json
 //! [
 //!   {"text": "Let me look.", "tool_call": {"language": "shell", "code": "uname -s"}},
+//!   {"function_call": {"name": "calc__add", "arguments": "{\"a\": 2, \"b\": 40}"}},
 //!   {"text": "We are on Linux.", "chunked": 4},
 //!   {"status": 500, "body": "{\"error\": {\"message\": \"boom\"}}"},
 //!   {"text": "slow", "stall_after": [1, 30]}
@@ -22,9 +23,10 @@ use oi_testkit::{Ending, Reply, Script};
 use serde_json::Value;
 
 /// The keys a reply object may have.
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "text",
     "tool_call",
+    "function_call",
     "status",
     "body",
     "chunked",
@@ -97,6 +99,14 @@ fn reply(item: &Value) -> anyhow::Result<Reply> {
             Some(text) => reply.with_text_before(text),
             None => reply,
         }
+    } else if let Some(call) = object.get("function_call") {
+        // A call of a function other than `execute` (an MCP server's tool), raw arguments.
+        let name = call.get("name").and_then(Value::as_str);
+        let arguments = call.get("arguments").and_then(Value::as_str);
+        let (Some(name), Some(arguments)) = (name, arguments) else {
+            bail!("`function_call` must be {{\"name\": …, \"arguments\": \"…\"}}, not {call}");
+        };
+        Reply::tool_calls(text, vec![oi_testkit::ToolCall::raw(name, arguments)])
     } else if let Some(text) = text {
         Reply::text(text)
     } else {

@@ -61,10 +61,10 @@ pub fn mcp_listing() -> String {
 /// follows the model name; settings that cannot work (an unknown provider, a missing local
 /// model file, a build without the `local` feature) give a model whose first request reports
 /// why, in one sentence, before anything is sent. The MCP servers of `mcp_servers` are
-/// started first: their tools reach the model as the `mcp` language (oi_mcp::offer); a server
+/// started first: their tools are offered to the model beside `execute` (oi_mcp::offer); a server
 /// that fails is one line on stderr.
 pub async fn interpreter(
-    mut settings: Settings,
+    settings: Settings,
     mcp_servers: &BTreeMap<String, ServerSpec>,
 ) -> Interpreter {
     let assembly = Assembly::new(&settings, None);
@@ -80,6 +80,6 @@ pub async fn interpreter(
     }
     let _ = MCP.set(Arc::clone(&clients));
     let computer = Arc::new(assembly.computer(&settings));
-    let computer = oi_mcp::offer::offer(&mut settings, computer, &clients);
+    let computer = oi_mcp::offer::offer(computer, &clients);
     assembly.interpreter_on(settings, computer)
 }

@@ -5,9 +5,12 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::io::Write;
+mod oi_common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use oi_common::Oi;
 
 use oi_testkit::{Reply, Script, ScriptedServer};
 
@@ -26,27 +29,16 @@ fn oi(home: &Path, workdir: &Path, args: &[&str], replies: Vec<Reply>, stdin: &s
         .block_on(ScriptedServer::start(Script::new(replies)))
         .unwrap();
     let base = server.base_url();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oi"))
-        .args(["--api_base", &base])
-        .args(args)
-        .arg("do it")
-        .current_dir(workdir)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let Output { stdout, stderr, .. } = child.wait_with_output().unwrap();
+    let mut all = vec!["--api_base", base.as_str()];
+    all.extend_from_slice(args);
+    all.push("do it");
+    let Output { stdout, stderr, .. } = Oi {
+        args: all,
+        workdir: Some(workdir),
+        stdin,
+        ..Oi::default()
+    }
+    .run(home);
     let saved = home.join(".config/open-interpreter/conversations");
     let conversation = std::fs::read_dir(&saved)
         .map(|entries| {

@@ -2,9 +2,11 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod oi_common;
 
+use std::process::Output;
+
+use oi_common::{Oi, text};
 use oi_testkit::{Script, ScriptedServer};
 
 struct Setup {
@@ -26,28 +28,12 @@ fn setup() -> Setup {
 }
 
 fn oi(setup: &Setup, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oi"))
-        .args(args)
-        .env("HOME", setup.home.path())
-        .env("XDG_CONFIG_HOME", setup.home.path().join(".config"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    Oi {
+        args: args.to_vec(),
+        stdin,
+        ..Oi::default()
+    }
+    .run(setup.home.path())
 }
 
 #[test]

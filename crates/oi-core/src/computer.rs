@@ -123,6 +123,13 @@ pub trait Computer: Send + Sync {
         let _ = language;
     }
 
+    /// The tools offered to the model beside `execute` (an MCP server's, for one); a call of
+    /// one is a block in the tool's language ([`crate::tools`]) that this computer runs. The
+    /// default offers none.
+    fn tools(&self) -> Vec<crate::tools::OfferedTool> {
+        Vec::new()
+    }
+
     /// Interrupts whatever is running, leaving sessions usable.
     fn stop(&self);
 

@@ -39,6 +39,7 @@ pub mod runtime;
 mod save;
 pub mod settings;
 mod state;
+pub mod tools;
 pub mod truncate;
 pub mod turn;
 
@@ -53,4 +54,5 @@ pub use model::{
 pub use policy::{ApprovalPolicy, Judge, Rules, Verdict};
 pub use runtime::RuntimeState;
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
+pub use tools::OfferedTool;
 pub use turn::{StopHandle, Turn, TurnError, TurnEvent};

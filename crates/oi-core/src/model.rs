@@ -19,6 +19,9 @@ pub struct ModelRequest {
     pub llm: LlmSettings,
     /// How to turn history back into provider messages.
     pub templates: Templates,
+    /// Tools offered beside `execute` (the computer's [`crate::Computer::tools`]): provider
+    /// functions in tool mode, described in the system text in text mode.
+    pub tools: Vec<crate::tools::OfferedTool>,
 }
 
 /// What one request used, as the provider reported it (or estimated it, when the server did

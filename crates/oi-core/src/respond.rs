@@ -150,6 +150,7 @@ fn model_request(
             .collect(),
         llm: ctx.settings.llm.clone(),
         templates: ctx.settings.templates(),
+        tools: ctx.computer.tools(),
     }
 }
 

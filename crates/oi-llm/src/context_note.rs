@@ -81,6 +81,7 @@ mod tests {
             languages: Vec::new(),
             llm: oi_core::LlmSettings::default(),
             templates: oi_core::Settings::default().templates(),
+            tools: Vec::new(),
         };
         let note = note_text(3, &request);
         assert!(note.starts_with(NOTE_PREFIX) && note.contains("3 oldest messages"));

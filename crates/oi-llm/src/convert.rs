@@ -2,7 +2,8 @@
 //! plus the tool-mode `process_messages`), with the listed bugs fixed: text-mode merging always
 //! uses `"\n"`, and unknown kinds or console formats are skipped instead of crashing.
 
-use oi_core::{Kind, Message, OutputSender, Recipient, Role, Templates};
+use oi_core::tools::called;
+use oi_core::{Kind, Message, OfferedTool, OutputSender, Recipient, Role, Templates};
 
 use crate::images::{IMAGE_DROPPED_NOTE, image_parts};
 pub use crate::prompt::Mode;
@@ -25,8 +26,9 @@ enum Item {
     Text { speaker: Speaker, text: String },
     /// A message of several parts (an image and its note).
     Parts(Vec<Part>),
-    /// Tool mode: a call of `execute` with these JSON arguments.
-    Call(String),
+    /// Tool mode: a call of the named tool (`execute`, or an offered one) with these JSON
+    /// arguments.
+    Call { name: String, arguments: String },
     /// Tool mode: the output of the call before it.
     Result(String),
 }
@@ -40,10 +42,12 @@ fn speaker(role: Role) -> Option<Speaker> {
 }
 
 /// Converts history: the system text (from system messages) and the messages. `vision` says
-/// whether images are sent.
+/// whether images are sent. In tool mode a code block that calls one of `tools` (still
+/// offered) becomes a call of that tool; any other block, a call of `execute`.
 pub fn to_prompt_messages(
     messages: &[Message],
     templates: &Templates,
+    tools: &[OfferedTool],
     mode: Mode,
     vision: bool,
 ) -> (Option<String>, Vec<PromptMessage>) {
@@ -56,8 +60,14 @@ pub fn to_prompt_messages(
         .iter()
         .enumerate()
         .filter(|(_, m)| m.recipient.is_none_or(|r| r == Recipient::Assistant));
+    let context = Context {
+        templates,
+        tools,
+        mode,
+        vision,
+    };
     for (i, message) in kept {
-        match convert_one(message, Some(i) == last_user, templates, mode, vision) {
+        match convert_one(message, Some(i) == last_user, &context) {
             Some(Item::System(text)) => match &mut system {
                 Some(joined) => {
                     joined.push('\n');
@@ -76,13 +86,21 @@ pub fn to_prompt_messages(
     (system, messages)
 }
 
-fn convert_one(
-    message: &Message,
-    last_user: bool,
-    templates: &Templates,
+/// What every message's conversion reads.
+struct Context<'a> {
+    templates: &'a Templates,
+    tools: &'a [OfferedTool],
     mode: Mode,
     vision: bool,
-) -> Option<Item> {
+}
+
+fn convert_one(message: &Message, last_user: bool, context: &Context<'_>) -> Option<Item> {
+    let Context {
+        templates,
+        tools,
+        mode,
+        vision,
+    } = *context;
     let text = message.text();
     match message.kind {
         Kind::Message => {
@@ -106,13 +124,22 @@ fn convert_one(
             let language = message.format.as_deref().unwrap_or("");
             match mode {
                 Mode::Tools => {
+                    if let Some((tool, arguments)) = called(tools, language, text) {
+                        return Some(Item::Call {
+                            name: tool.name.clone(),
+                            arguments: serde_json::Value::Object(arguments).to_string(),
+                        });
+                    }
                     // As Python's `json.dumps({"language": …, "code": …})` writes it.
                     let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
-                    Some(Item::Call(format!(
-                        "{{\"language\": {}, \"code\": {}}}",
-                        quote(language),
-                        quote(text)
-                    )))
+                    Some(Item::Call {
+                        name: EXECUTE.to_owned(),
+                        arguments: format!(
+                            "{{\"language\": {}, \"code\": {}}}",
+                            quote(language),
+                            quote(text)
+                        ),
+                    })
                 }
                 Mode::Text => Some(Item::Text {
                     speaker: Speaker::Assistant,
@@ -168,12 +195,12 @@ fn convert_one(
     }
 }
 
-fn call_message(id: &str, arguments: &str) -> PromptMessage {
+fn call_message(id: &str, name: &str, arguments: &str) -> PromptMessage {
     PromptMessage {
         speaker: Speaker::Assistant,
         parts: vec![Part::ToolCall(ToolCall {
             id: id.to_owned(),
-            name: EXECUTE.to_owned(),
+            name: name.to_owned(),
             arguments: arguments.to_owned(),
         })],
     }
@@ -202,10 +229,10 @@ fn pair_tool_calls(items: Vec<Item>) -> Vec<PromptMessage> {
                 speaker: Speaker::User,
                 parts,
             }),
-            Item::Call(arguments) => {
+            Item::Call { name, arguments } => {
                 last_id += 1;
                 let id = format!("toolu_{last_id}");
-                out.push(call_message(&id, &arguments));
+                out.push(call_message(&id, &name, &arguments));
                 let content = match items.next_if(|next| matches!(next, Item::Result(_))) {
                     Some(Item::Result(content)) => content,
                     _ => String::new(),
@@ -215,7 +242,7 @@ fn pair_tool_calls(items: Vec<Item>) -> Vec<PromptMessage> {
             Item::Result(content) => {
                 last_id += 1;
                 let id = format!("toolu_{last_id}");
-                out.push(call_message(&id, ORPHAN_ARGUMENTS));
+                out.push(call_message(&id, EXECUTE, ORPHAN_ARGUMENTS));
                 out.push(result_message(&id, content));
             }
             Item::System(_) => {}
@@ -252,7 +279,7 @@ fn merge_text(items: Vec<Item>) -> Vec<PromptMessage> {
                 });
             }
             // Calls and results only exist in tool mode.
-            Item::Call(_) | Item::Result(_) | Item::System(_) => {}
+            Item::Call { .. } | Item::Result(_) | Item::System(_) => {}
         }
     }
     if let Some((s, t)) = open.take() {
@@ -280,7 +307,7 @@ mod tests {
         mode: Mode,
         vision: bool,
     ) -> Vec<Value> {
-        let (_, converted) = to_prompt_messages(messages, templates, mode, vision);
+        let (_, converted) = to_prompt_messages(messages, templates, &[], mode, vision);
         openai_messages(None, &converted)
     }
 

@@ -272,8 +272,9 @@ impl LanguageModel for OpenAiCompatible {
                 (_, key) => (Vec::new(), key),
             };
             let call = HttpCall { url: endpoint.url, headers, bearer, body };
+            let offered = request.tools.clone();
             let mut replies = Box::pin(transport.stream(call, move || {
-                if tools { Decoder::Tools(ToolCallReader::new()) } else { Decoder::Text(TextDecoder::new()) }
+                if tools { Decoder::Tools(ToolCallReader::offering(offered.clone())) } else { Decoder::Text(TextDecoder::new()) }
             }));
             let ollama_model = is_ollama(&request.llm.model).then_some(endpoint.model);
             while let Some(item) = replies.next().await {

@@ -5,10 +5,13 @@
 //! first tool call is used, as in the original. Its arguments are scanned once, as they arrive
 //! ([`ArgumentsScanner`]), and code is emitted piece by piece as soon as `language` is known.
 //! The legacy hallucinated names `python` and `functions` mean the raw arguments are Python
-//! code. Text before the first tool call is a message; text after it is dropped. Each wire
-//! (OpenAI chat deltas, Anthropic content blocks) feeds the same typed pieces.
+//! code. A call of one of the computer's other tools ([`oi_core::tools`], an MCP server's) is
+//! gathered whole and becomes one code block in the tool's language holding
+//! `{"tool": NAME, "arguments": ARGS}`, so it is shown, judged and approved like code. Text
+//! before the first tool call is a message; text after it is dropped. Each wire (OpenAI chat
+//! deltas, Anthropic content blocks) feeds the same typed pieces.
 
-use oi_core::ModelDelta;
+use oi_core::{ModelDelta, OfferedTool};
 use serde_json::Value;
 
 use crate::tool_args::ArgumentsScanner;
@@ -33,6 +36,8 @@ enum Arguments {
     Json(ArgumentsScanner),
     /// Raw Python (legacy names `python`, `functions`).
     Raw,
+    /// The arguments of an offered tool's call (this one of `tools`), gathered until the end.
+    Offered(usize, String),
 }
 
 /// Accumulates the pieces of one streamed reply in tool mode.
@@ -47,6 +52,8 @@ pub struct ToolCallReader {
     /// when the arguments turn out not to be a JSON object).
     raw: String,
     emitted_any: bool,
+    /// The tools offered beside `execute`.
+    tools: Vec<OfferedTool>,
 }
 
 impl Default for ToolCallReader {
@@ -65,6 +72,15 @@ impl ToolCallReader {
             held: String::new(),
             raw: String::new(),
             emitted_any: false,
+            tools: Vec::new(),
+        }
+    }
+
+    /// A reader at the start of a reply to a request that offered `tools` beside `execute`.
+    pub fn offering(tools: Vec<OfferedTool>) -> Self {
+        ToolCallReader {
+            tools,
+            ..ToolCallReader::new()
         }
     }
 
@@ -89,7 +105,9 @@ impl ToolCallReader {
             return Vec::new();
         };
         if let Arguments::Waiting(name) = &self.arguments {
-            self.arguments = if matches!(name.as_str(), "python" | "functions") {
+            self.arguments = if let Some(tool) = self.offered(name) {
+                Arguments::Offered(tool, String::new())
+            } else if matches!(name.as_str(), "python" | "functions") {
                 self.language = Some("python".to_owned());
                 Arguments::Raw
             } else {
@@ -97,6 +115,10 @@ impl ToolCallReader {
             };
         }
         match &mut self.arguments {
+            Arguments::Offered(_, gathered) => {
+                gathered.push_str(arguments);
+                Vec::new()
+            }
             Arguments::Raw => self.code(arguments.to_owned()),
             Arguments::Json(scanner) => {
                 self.raw.push_str(arguments);
@@ -134,8 +156,15 @@ impl ToolCallReader {
     /// Ends the reply. Code whose language never came is Python; arguments that were not a
     /// JSON object are read once more, leniently (the original's partial-JSON repair).
     pub fn finish(&mut self) -> Vec<ModelDelta> {
-        let Arguments::Json(scanner) = &self.arguments else {
-            return Vec::new();
+        let scanner = match &self.arguments {
+            Arguments::Json(scanner) => scanner,
+            Arguments::Offered(tool, gathered) => return self.offered_call(*tool, gathered),
+            // A call of an offered tool with no arguments at all.
+            Arguments::Waiting(name) => match self.offered(name) {
+                Some(tool) => return self.offered_call(tool, ""),
+                None => return Vec::new(),
+            },
+            Arguments::Raw => return Vec::new(),
         };
         if scanner.gave_up() && !self.emitted_any {
             let parsed = crate::partial_json::parse_partial(&self.raw);
@@ -161,6 +190,31 @@ impl ToolCallReader {
             return self.code(String::new());
         }
         Vec::new()
+    }
+
+    /// Which offered tool `name` calls.
+    fn offered(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|tool| tool.name == name.trim())
+    }
+
+    /// The code block of a whole call of offered tool `tool` with the JSON `arguments` (read
+    /// leniently; arguments that are not an object are sent as none, and the server says what
+    /// is missing).
+    fn offered_call(&self, tool: usize, arguments: &str) -> Vec<ModelDelta> {
+        let Some(tool) = self.tools.get(tool) else {
+            return Vec::new();
+        };
+        let arguments = match serde_json::from_str::<Value>(arguments)
+            .ok()
+            .or_else(|| crate::partial_json::parse_partial(arguments))
+        {
+            Some(Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        vec![ModelDelta::Code {
+            language: tool.language.clone(),
+            code: oi_core::tools::call_code(&tool.name, &arguments),
+        }]
     }
 
     /// Emits `more` code (with any held back) once the language is known.
@@ -260,6 +314,47 @@ mod tests {
         assert_eq!(
             run(&[first("execute"), args(0, "{\"code\": \"x = 1\"}")]),
             vec![code("python", "x = 1")]
+        );
+    }
+
+    #[test]
+    fn a_call_of_an_offered_tool_becomes_one_block_in_its_language() {
+        let tools = vec![oi_core::OfferedTool {
+            name: "calc__add".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            language: "mcp".into(),
+        }];
+        let mut reader = ToolCallReader::offering(tools.clone());
+        let mut out: Vec<ModelDelta> = [
+            first("calc__add"),
+            args(0, "{\"b\": 40, "),
+            args(0, "\"a\": 2}"),
+        ]
+        .iter()
+        .flat_map(|d| reader.push(d))
+        .collect();
+        out.extend(reader.finish());
+        assert_eq!(
+            out,
+            [code(
+                "mcp",
+                r#"{"tool": "calc__add", "arguments": {"a": 2, "b": 40}}"#
+            )]
+        );
+        // No arguments at all: an empty object.
+        let mut reader = ToolCallReader::offering(tools);
+        let mut out = reader.push(&first("calc__add"));
+        out.extend(reader.finish());
+        assert_eq!(
+            out,
+            [code("mcp", r#"{"tool": "calc__add", "arguments": {}}"#)]
+        );
+        // Without the offer the name is an ordinary (unknown) function.
+        assert!(
+            run(&[first("calc__add"), args(0, "{\"a\": 2}")])
+                .iter()
+                .all(|d| !matches!(d, ModelDelta::Code { language, .. } if language == "mcp"))
         );
     }
 }

@@ -34,6 +34,7 @@ fn request(llm: LlmSettings, messages: Vec<Message>) -> ModelRequest {
         languages: vec!["python".to_owned(), "shell".to_owned()],
         llm,
         templates: Settings::default().templates(),
+        tools: Vec::new(),
     }
 }
 

@@ -52,6 +52,7 @@ fn request(base: &str) -> ModelRequest {
         languages: vec!["python".to_owned()],
         llm,
         templates: Settings::default().templates(),
+        tools: Vec::new(),
     }
 }
 

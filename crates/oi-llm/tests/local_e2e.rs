@@ -101,6 +101,7 @@ async fn dropping_the_stream_stops_generation() {
         languages: vec!["python".to_owned()],
         llm,
         templates: settings.templates(),
+        tools: Vec::new(),
     };
     let mut stream = provider.stream(request.clone());
     for _ in 0..3 {
@@ -150,6 +151,7 @@ async fn measure_throughput() {
         languages: vec!["python".to_owned()],
         llm,
         templates: settings.templates(),
+        tools: Vec::new(),
     };
     for _ in 0..3 {
         let started = Instant::now();

@@ -27,6 +27,7 @@ fn request(model: &str) -> ModelRequest {
             ..LlmSettings::default()
         },
         templates: Settings::default().templates(),
+        tools: Vec::new(),
     }
 }
 

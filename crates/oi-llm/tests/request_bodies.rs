@@ -51,6 +51,7 @@ async fn body_sent_with(model: &str, messages: Vec<Message>) -> serde_json::Valu
         languages: vec!["python".into(), "shell".into()],
         llm,
         templates: Settings::default().templates(),
+        tools: Vec::new(),
     };
     let provider = OpenAiCompatible::new()
         .with_env(Env::empty())
@@ -148,6 +149,7 @@ async fn an_image_over_five_mib_is_shrunk_unless_shrink_images_is_off() {
             ..LlmSettings::default()
         },
         templates,
+        tools: Vec::new(),
     };
     let provider = OpenAiCompatible::new()
         .with_env(Env::empty())

@@ -41,6 +41,7 @@ fn request(model: &str, base: String, messages: Vec<Message>) -> ModelRequest {
             ..LlmSettings::default()
         },
         templates: Settings::default().templates(),
+        tools: Vec::new(),
     }
 }
 

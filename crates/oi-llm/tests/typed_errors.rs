@@ -33,6 +33,7 @@ async fn error_for(status: u16, body: serde_json::Value) -> ModelError {
             ..LlmSettings::default()
         },
         templates: Settings::default().templates(),
+        tools: Vec::new(),
     };
     let deltas: Vec<_> = provider.stream(request).collect().await;
     match deltas.as_slice() {

@@ -7,13 +7,17 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
 
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{ConfigureCommandExt as _, StreamableHttpClientTransport, TokioChildProcess};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;
+
+use crate::http_client::OiHttp;
 
 /// How long a server may take to start and answer the handshake and `tools/list`.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -27,8 +31,9 @@ const PASSED_ENV: &[&str] = &[
 /// What joins a server's name and its tool's name in the name offered to the model.
 pub const SEPARATOR: &str = "__";
 
-/// One server of `mcp_servers:`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One server of `mcp_servers:`. Its `Debug` form leaves out `env` and `headers` values,
+/// which often hold keys.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ServerSpec {
     /// A program oi starts and speaks to on its standard input and output.
@@ -50,6 +55,24 @@ pub enum ServerSpec {
         #[serde(default)]
         headers: BTreeMap<String, String>,
     },
+}
+
+impl std::fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerSpec::Command { command, args, env } => f
+                .debug_struct("Command")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .finish(),
+            ServerSpec::Url { url, headers } => f
+                .debug_struct("Url")
+                .field("url", &shown_url(url))
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
 }
 
 /// The servers of a profile's `mcp_servers:` value (`None`: none); an error sentence when
@@ -233,10 +256,13 @@ async fn connect_one(name: &str, spec: &ServerSpec) -> Result<Connected, String>
     }
     let (command, args, env) = match spec {
         ServerSpec::Command { command, args, env } => (command, args, env),
-        ServerSpec::Url { url, .. } => {
-            return Err(format!(
-                "{url}: this build of oi starts MCP servers by command only (Streamable HTTP servers are not supported yet)"
-            ));
+        ServerSpec::Url { url, headers } => {
+            let (service, tools) = connect_http(url, headers).await?;
+            return Ok(Connected {
+                name: name.to_owned(),
+                service,
+                tools,
+            });
         }
     };
     let command_line = tokio::process::Command::new(command).configure(|cmd| {
@@ -252,6 +278,29 @@ async fn connect_one(name: &str, spec: &ServerSpec) -> Result<Connected, String>
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|error| format!("cannot start {command}: {error}"))?;
+    match handshake(transport).await {
+        Ok((service, tools)) => Ok(Connected {
+            name: name.to_owned(),
+            service,
+            tools,
+        }),
+        Err(Some(problem)) => Err(with_stderr(problem, stderr).await),
+        Err(None) => Err(format!(
+            "{command} did not answer within {}s",
+            START_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// The handshake and `tools/list` on `transport`, within [`START_TIMEOUT`]; `Err(None)` when
+/// it took longer.
+async fn handshake<T, E, A>(
+    transport: T,
+) -> Result<(RunningService<RoleClient, ()>, Vec<rmcp::model::Tool>), Option<String>>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let started = tokio::time::timeout(START_TIMEOUT, async {
         let service = ().serve(transport).await.map_err(|e| e.to_string())?;
         let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
@@ -259,16 +308,63 @@ async fn connect_one(name: &str, spec: &ServerSpec) -> Result<Connected, String>
     })
     .await;
     match started {
-        Ok(Ok((service, tools))) => Ok(Connected {
-            name: name.to_owned(),
-            service,
-            tools,
-        }),
-        Ok(Err(problem)) => Err(with_stderr(problem, stderr).await),
-        Err(_) => Err(format!(
-            "{command} did not answer within {}s",
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(problem)) => Err(Some(problem)),
+        Err(_) => Err(None),
+    }
+}
+
+/// Connects to a Streamable HTTP server at `url`, sending `headers` with every request (their
+/// values are never shown: they often hold a key).
+async fn connect_http(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<(RunningService<RoleClient, ()>, Vec<rmcp::model::Tool>), String> {
+    let shown = shown_url(url);
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!(
+            "{shown}: an MCP server's url is http:// or https://"
+        ));
+    }
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("{shown}: {name:?} is not a header name"))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| format!("{shown}: the value of header {name} is not a header value"))?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+    }
+    let client = OiHttp::new().map_err(|e| format!("{shown}: {e}"))?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    match handshake(transport).await {
+        Ok(done) => Ok(done),
+        Err(Some(problem)) => Err(format!("{shown}: {}", without_transport_name(&problem))),
+        Err(None) => Err(format!(
+            "{shown} did not answer within {}s",
             START_TIMEOUT.as_secs()
         )),
+    }
+}
+
+/// rmcp's error text without the transport's type name it starts with.
+fn without_transport_name(problem: &str) -> &str {
+    problem
+        .rsplit_once("] error: ")
+        .map_or(problem, |(_, rest)| rest)
+}
+
+/// `url` without a user name, password or query (which may hold a key), for messages.
+fn shown_url(url: &str) -> String {
+    let without_query = url.split(['?', '#']).next().unwrap_or("");
+    match without_query.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit('@').next().unwrap_or(authority);
+            format!("{scheme}://{host}{path}")
+        }
+        None => without_query.to_owned(),
     }
 }
 
@@ -312,7 +408,36 @@ async fn with_stderr(problem: String, stderr: Option<tokio::process::ChildStderr
 
 #[cfg(test)]
 mod tests {
-    use super::printable;
+    use super::{ServerSpec, printable, shown_url};
+
+    #[test]
+    fn a_servers_debug_form_holds_no_header_or_env_value() {
+        let spec = ServerSpec::Url {
+            url: "https://k:secret-1@example.com/mcp?key=secret-2".into(),
+            headers: [("Authorization".into(), "Bearer secret-3".into())].into(),
+        };
+        let shown = format!("{spec:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains("Authorization"), "{shown}");
+        let spec = ServerSpec::Command {
+            command: "srv".into(),
+            args: vec![],
+            env: [("TOKEN".into(), "secret-4".into())].into(),
+        };
+        assert!(!format!("{spec:?}").contains("secret"));
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_credentials() {
+        assert_eq!(
+            shown_url("https://user:pw@example.com:8443/mcp?key=sk-1#x"),
+            "https://example.com:8443/mcp"
+        );
+        assert_eq!(
+            shown_url("http://127.0.0.1:9/mcp"),
+            "http://127.0.0.1:9/mcp"
+        );
+    }
 
     /// The second review made a failing server's last stderr line retitle the window, clear
     /// the screen and draw a fake approval prompt.

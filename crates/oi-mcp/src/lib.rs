@@ -13,6 +13,7 @@
 
 pub mod client;
 mod files;
+pub mod http_client;
 pub mod offer;
 mod output;
 mod run;
@@ -20,5 +21,5 @@ mod server;
 mod sessions;
 pub mod tools;
 
-pub use server::{HttpService, OiMcp, ServeError, http_service, serve_stdio};
-pub use sessions::{MAX_SESSIONS, Sessions};
+pub use server::{HttpLimits, HttpService, McpHttp, OiMcp, ServeError, http_service, serve_stdio};
+pub use sessions::{LiveSettings, MAX_SESSIONS, Sessions, fixed};

@@ -1,19 +1,22 @@
-//! How MCP servers' tools reach oi's model: through `execute`, as the language `mcp`, whose
-//! code is one JSON object `{"tool": "SERVER__TOOL", "arguments": {...}}`. A call is then a code
-//! block like any other: the respond loop shows it to the user with its arguments, asks or runs
-//! it under the same approval (`auto_run`, `deny` rules), and gives its result back to the model
-//! as the block's output. Text mode needs nothing more: a fenced ```mcp block is the same call.
-//! [`McpComputer`] adds the language to a computer; [`instructions`] tells the model the tools.
+//! How MCP servers' tools reach oi's model: [`McpComputer`] offers them beside `execute`
+//! ([`Computer::tools`]), so in tool mode each is a provider function `SERVER__TOOL` with the
+//! server's JSON schema, and in text mode the system text describes them. Either way a call is
+//! a code block in the language `mcp` whose code is one JSON object
+//! `{"tool": "SERVER__TOOL", "arguments": {...}}` (oi_core::tools): the respond loop shows it to
+//! the user with its arguments, asks or runs it under the same approval (`auto_run`, `deny`
+//! rules, hard-deny), and gives its result back to the model as the call's result (tool mode)
+//! or the block's output (text mode). [`McpComputer`] runs those blocks.
 
 use std::sync::Arc;
 
 use futures::StreamExt as _;
 use futures::future::BoxFuture;
+use oi_core::OfferedTool;
 use oi_core::computer::{Computer, LanguageSpec, Output, OutputStream};
 use oi_core::settings::ComputerSettings;
-use serde_json::Value;
+use oi_core::tools::parse_call;
 
-use crate::client::{McpClients, OfferedTool};
+use crate::client::McpClients;
 
 /// The language name of MCP tool calls.
 pub const MCP_LANGUAGE: &str = "mcp";
@@ -49,15 +52,19 @@ impl Computer for McpComputer {
         if !is_mcp(language) {
             return self.inner.run(language, code, policy);
         }
-        let clients = Arc::clone(&self.clients);
-        let code = code.to_owned();
-        futures::stream::once(async move { Output::console(call(&clients, &code).await) }).boxed()
+        run_block(Arc::clone(&self.clients), code)
     }
 
     fn prepare(&self, language: &str) {
         if !is_mcp(language) {
             self.inner.prepare(language);
         }
+    }
+
+    fn tools(&self) -> Vec<OfferedTool> {
+        let mut tools = self.inner.tools();
+        tools.extend(offered_tools(&self.clients));
+        tools
     }
 
     fn stop(&self) {
@@ -69,22 +76,35 @@ impl Computer for McpComputer {
     }
 }
 
+/// The tools of `clients` as a computer offers them (called as blocks of the language `mcp`).
+pub fn offered_tools(clients: &McpClients) -> Vec<OfferedTool> {
+    clients
+        .tools()
+        .into_iter()
+        .map(|tool| OfferedTool {
+            name: tool.name,
+            description: tool.description,
+            parameters: tool.input_schema,
+            language: MCP_LANGUAGE.to_owned(),
+        })
+        .collect()
+}
+
+/// Whether `language` names MCP tool calls.
+pub fn is_mcp_language(language: &str) -> bool {
+    is_mcp(language)
+}
+
+/// Runs one `mcp` block (`{"tool": "SERVER__TOOL", "arguments": {...}}`) on `clients`; its
+/// output, as one console output.
+pub fn run_block(clients: Arc<McpClients>, code: &str) -> OutputStream {
+    let code = code.to_owned();
+    futures::stream::once(async move { Output::console(call(&clients, &code).await) }).boxed()
+}
+
 /// Runs one `mcp` block; its output text.
 async fn call(clients: &McpClients, code: &str) -> String {
-    let parsed: Result<Value, _> = serde_json::from_str(code.trim());
-    let (tool, arguments) = match parsed {
-        Ok(Value::Object(mut call)) => {
-            let tool = call.get("tool").and_then(Value::as_str).map(str::to_owned);
-            let arguments = match call.remove("arguments") {
-                Some(Value::Object(map)) => Some(map),
-                None | Some(Value::Null) => Some(serde_json::Map::new()),
-                Some(_) => None,
-            };
-            (tool, arguments)
-        }
-        _ => (None, None),
-    };
-    let (Some(tool), Some(arguments)) = (tool, arguments) else {
+    let Some((tool, arguments)) = parse_call(code) else {
         return "An mcp block is one JSON object: {\"tool\": \"SERVER__TOOL\", \"arguments\": {...}}.\n"
             .to_owned();
     };
@@ -95,36 +115,13 @@ async fn call(clients: &McpClients, code: &str) -> String {
     }
 }
 
-/// `computer` with the tools of `clients` added (language `mcp`), and `settings`' custom
-/// instructions telling the model about them; `computer` as it is when there are no tools.
-pub fn offer(
-    settings: &mut oi_core::Settings,
-    computer: Arc<dyn Computer>,
-    clients: &Arc<McpClients>,
-) -> Arc<dyn Computer> {
-    let tools = clients.tools();
-    if tools.is_empty() {
+/// `computer` with the tools of `clients` offered beside `execute` (and run as the language
+/// `mcp`); `computer` as it is when there are no tools.
+pub fn offer(computer: Arc<dyn Computer>, clients: &Arc<McpClients>) -> Arc<dyn Computer> {
+    if clients.tools().is_empty() {
         return computer;
     }
-    if !settings.custom_instructions.trim().is_empty() {
-        settings.custom_instructions.push_str("\n\n");
-    }
-    settings.custom_instructions.push_str(&instructions(&tools));
     Arc::new(McpComputer::new(computer, Arc::clone(clients)))
-}
-
-/// What the model is told about the tools (appended to the custom instructions).
-pub fn instructions(tools: &[OfferedTool]) -> String {
-    let mut out = String::from(
-        "You can call these MCP tools with execute, language `mcp`, the code being one JSON object {\"tool\": NAME, \"arguments\": {...}} (in text mode: a ```mcp block holding that object):\n",
-    );
-    for tool in tools {
-        out.push_str(&format!(
-            "- {}: {} Arguments (JSON Schema): {}\n",
-            tool.name, tool.description, tool.input_schema
-        ));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -148,19 +145,5 @@ mod tests {
         }
         let said = call(&none, r#"{"tool": "a__b"}"#).await;
         assert_eq!(said, "No MCP tool \"a__b\".\n");
-    }
-
-    #[test]
-    fn the_instructions_name_each_tool_with_its_schema() {
-        let tools = [OfferedTool {
-            name: "calc__add".to_owned(),
-            description: "Add.".to_owned(),
-            input_schema: serde_json::json!({"type": "object"}),
-        }];
-        let told = instructions(&tools);
-        assert!(told.contains("language `mcp`"));
-        assert!(
-            told.ends_with("- calc__add: Add. Arguments (JSON Schema): {\"type\":\"object\"}\n")
-        );
     }
 }

@@ -3,6 +3,7 @@
 //! [`http_service`] over Streamable HTTP (oi-server's `/mcp`, one [`OiMcp`] per MCP session).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use oi_config::ComputerParts;
 use oi_core::Settings;
@@ -20,7 +21,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::run::{Execute, Progress, execute, refusal};
-use crate::sessions::Sessions;
+use crate::sessions::{LiveSettings, Sessions};
 use crate::tools;
 
 /// What `oi --mcp` could not do.
@@ -54,8 +55,13 @@ impl OiMcp {
     /// A connection's tools, with sessions built from `settings` and `parts` (oi-config's
     /// builder: the sandbox, limits and secrets of the settings).
     pub fn new(settings: Settings, parts: ComputerParts) -> OiMcp {
+        OiMcp::live(crate::sessions::fixed(settings), parts)
+    }
+
+    /// A connection's tools whose calls run under `settings` as they are at each call.
+    pub fn live(settings: LiveSettings, parts: ComputerParts) -> OiMcp {
         let languages = parts
-            .computer(&settings)
+            .computer(&settings())
             .languages()
             .into_iter()
             .map(|spec| spec.name.to_lowercase())
@@ -131,13 +137,13 @@ impl OiMcp {
                 let Some(path) = text("path") else {
                     return refusal("read_file takes a `path`.");
                 };
-                read_file(self.sessions.settings(), path).await
+                read_file(&self.sessions.settings(), path).await
             }
             tools::WRITE_FILE => {
                 let (Some(path), Some(content)) = (text("path"), text("content")) else {
                     return refusal("write_file takes a `path` and `content` (strings).");
                 };
-                write_file(self.sessions.settings(), path, content).await
+                write_file(&self.sessions.settings(), path, content).await
             }
             other => refusal(format!("oi has no tool {other:?}.")),
         }
@@ -229,25 +235,96 @@ pub async fn serve_stdio(settings: Settings) -> Result<(), ServeError> {
         .map_err(|error| ServeError::Connection(error.to_string()))
 }
 
-/// The Streamable HTTP service [`http_service`] builds.
+/// The Streamable HTTP service [`McpHttp`] holds.
 pub type HttpService = StreamableHttpService<OiMcp, LocalSessionManager>;
 
+/// How many HTTP MCP sessions a server holds, and how long an idle one lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// The most MCP sessions open at once.
+    pub max_sessions: usize,
+    /// An MCP session with no request for this long is closed (and its sessions ended).
+    pub idle: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_sessions: 32,
+            idle: Duration::from_secs(5 * 60),
+        }
+    }
+}
+
+/// oi-server's `/mcp`: the Streamable HTTP service and what bounds its sessions.
+pub struct McpHttp {
+    service: HttpService,
+    manager: Arc<LocalSessionManager>,
+    limits: HttpLimits,
+    /// Held while a new MCP session is admitted, so two cannot both take the last place.
+    admission: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for McpHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttp")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpHttp {
+    /// The service requests are handed to.
+    pub fn service(&self) -> HttpService {
+        self.service.clone()
+    }
+
+    /// The MCP sessions open now.
+    pub async fn open_sessions(&self) -> usize {
+        self.manager.sessions.read().await.len()
+    }
+
+    /// Room for one more MCP session: a guard to hold while the `initialize` request is
+    /// served; the sentence to answer when the server is full.
+    pub async fn admit(&self) -> Result<tokio::sync::MutexGuard<'_, ()>, String> {
+        let guard = self.admission.lock().await;
+        let open = self.open_sessions().await;
+        if open >= self.limits.max_sessions {
+            return Err(format!(
+                "This server holds {open} MCP sessions, its limit: end one (DELETE /mcp with its Mcp-Session-Id) or wait until one has been idle for {} s.",
+                self.limits.idle.as_secs()
+            ));
+        }
+        Ok(guard)
+    }
+}
+
 /// The Streamable HTTP service for oi-server's `/mcp`: one [`OiMcp`] (own sessions) per MCP
-/// session, its sessions ended when the MCP session closes. Host and Origin are checked by
-/// oi-server's own door before a request gets here, so rmcp's loopback-only Host check is
-/// off (it would refuse a server bound to another address that oi-server allows).
+/// session, its sessions ended when the MCP session closes (a `DELETE`, or `limits.idle`
+/// without a request), at most `limits.max_sessions` at once ([`McpHttp::admit`]). Calls run
+/// under `settings` as they are at each call (the server's live settings). Host and Origin
+/// are checked by oi-server's own door before a request gets here, so rmcp's loopback-only
+/// Host check is off (it would refuse a server bound to another address that oi-server
+/// allows).
 pub fn http_service(
-    settings: Settings,
+    settings: LiveSettings,
     parts: ComputerParts,
     shutdown: CancellationToken,
-) -> HttpService {
+    limits: HttpLimits,
+) -> McpHttp {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(shutdown);
-    let template = OiMcp::new(settings, parts);
-    StreamableHttpService::new(
-        move || Ok(template.fresh()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    let template = OiMcp::live(settings, parts);
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(limits.idle);
+    let manager = Arc::new(manager);
+    let service =
+        StreamableHttpService::new(move || Ok(template.fresh()), Arc::clone(&manager), config);
+    McpHttp {
+        service,
+        manager,
+        limits,
+        admission: tokio::sync::Mutex::new(()),
+    }
 }

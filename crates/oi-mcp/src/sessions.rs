@@ -1,6 +1,8 @@
 //! The named sessions of one MCP connection: each a computer of its own (its interpreters,
 //! their state, their processes), built on demand by oi-config's one builder, so that the
-//! sandbox, limits and withheld secrets of the settings apply.
+//! sandbox, limits and withheld secrets of the settings apply. The settings are read afresh at
+//! every call ([`LiveSettings`]): in oi-server they are the server's, so a `POST /settings`
+//! that tightens the rules or the sandbox reaches the next MCP call.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,9 +19,17 @@ pub const MAX_SESSIONS: usize = 16;
 /// The longest session name accepted.
 const MAX_NAME: usize = 64;
 
+/// Where sessions read their settings, at every call.
+pub type LiveSettings = Arc<dyn Fn() -> Settings + Send + Sync>;
+
+/// Settings that never change (`oi --mcp`: its flags and profile).
+pub fn fixed(settings: Settings) -> LiveSettings {
+    Arc::new(move || settings.clone())
+}
+
 /// One connection's sessions, by name.
 pub struct Sessions {
-    settings: Settings,
+    settings: LiveSettings,
     parts: ComputerParts,
     open: Mutex<BTreeMap<String, Arc<LocalComputer>>>,
 }
@@ -33,8 +43,9 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
-    /// No sessions yet; each will be built from `settings` with `parts`.
-    pub fn new(settings: Settings, parts: ComputerParts) -> Sessions {
+    /// No sessions yet; each will be built with `parts` and run under `settings` as they are
+    /// at each call.
+    pub fn new(settings: LiveSettings, parts: ComputerParts) -> Sessions {
         Sessions {
             settings,
             parts,
@@ -44,12 +55,12 @@ impl Sessions {
 
     /// No sessions, built like these.
     pub fn empty_like(&self) -> Sessions {
-        Sessions::new(self.settings.clone(), self.parts.clone())
+        Sessions::new(Arc::clone(&self.settings), self.parts.clone())
     }
 
-    /// The settings every session runs under.
-    pub fn settings(&self) -> &Settings {
-        &self.settings
+    /// The settings the sessions run under now.
+    pub fn settings(&self) -> Settings {
+        (self.settings)()
     }
 
     /// The names of the sessions open now.
@@ -71,7 +82,7 @@ impl Sessions {
                 "Too many sessions ({MAX_SESSIONS} open): reset one before opening another."
             ));
         }
-        let computer = Arc::new(self.parts.computer(&self.settings));
+        let computer = Arc::new(self.parts.computer(&self.settings()));
         open.insert(name.to_owned(), Arc::clone(&computer));
         Ok(computer)
     }

@@ -308,6 +308,25 @@ impl Core {
         })
     }
 
+    /// Connects the MCP servers of `servers` (JSON: a name to `{command, args, env}` or
+    /// `{url, headers}`, as a profile's `mcp_servers:`), replacing the previous ones, and
+    /// offers their tools to the model; one line for each that could not be used.
+    fn connect_mcp_servers(&self, py: Python<'_>, servers: &str) -> PyResult<Vec<String>> {
+        let value: serde_json::Value = serde_json::from_str(servers)
+            .map_err(|e| PyValueError::new_err(format!("mcp_servers: {e}")))?;
+        let specs = oi_mcp::client::servers_from(Some(&value)).map_err(PyValueError::new_err)?;
+        let rt = self.rt()?;
+        let clients = runtime::wait(py, rt, oi_mcp::client::McpClients::connect(&specs))?;
+        let failures = clients.failures().to_vec();
+        let offered = (!specs.is_empty()).then(|| Arc::new(clients));
+        if let Some(previous) = self.computer.set_mcp(offered)
+            && let Some(previous) = Arc::into_inner(previous)
+        {
+            runtime::wait(py, rt, previous.close())?;
+        }
+        Ok(failures)
+    }
+
     /// The chunk-in, chunk-out face of this interpreter (same conversation).
     fn async_core(&self) -> AsyncCore {
         AsyncCore::new(

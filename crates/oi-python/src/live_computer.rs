@@ -1,7 +1,8 @@
 //! The computer of a Python interpreter object: oi's `LocalComputer`, built on first use (so it
 //! withholds the model key configured by then), restricted to the languages
 //! `interpreter.computer.languages` lists, and the custom languages (Python objects) it
-//! lists, which replace a built-in language of the same name.
+//! lists, which replace a built-in language of the same name; and the tools of the MCP
+//! servers `interpreter.computer.mcp_servers` names, offered beside `execute` (oi_mcp::offer).
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
@@ -26,6 +27,8 @@ pub struct LiveComputer {
     allowed: RwLock<Option<Vec<String>>>,
     /// Custom languages, offered before (and instead of) built-ins of the same name.
     custom: RwLock<Vec<CustomLanguage>>,
+    /// The connected MCP servers, if any.
+    mcp: RwLock<Option<Arc<oi_mcp::client::McpClients>>>,
 }
 
 impl LiveComputer {
@@ -83,6 +86,24 @@ impl LiveComputer {
         *self.custom.write().unwrap_or_else(PoisonError::into_inner) = languages;
     }
 
+    /// Makes these the MCP servers whose tools are offered (`None`: none); the previous ones.
+    pub fn set_mcp(
+        &self,
+        clients: Option<Arc<oi_mcp::client::McpClients>>,
+    ) -> Option<Arc<oi_mcp::client::McpClients>> {
+        std::mem::replace(
+            &mut *self.mcp.write().unwrap_or_else(PoisonError::into_inner),
+            clients,
+        )
+    }
+
+    fn mcp(&self) -> Option<Arc<oi_mcp::client::McpClients>> {
+        self.mcp
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     fn customs(&self) -> Vec<CustomLanguage> {
         self.custom
             .read()
@@ -119,7 +140,17 @@ impl Computer for LiveComputer {
         let built_in = Self::all_languages()
             .into_iter()
             .filter(|spec| self.offers(spec) && !self.replaced(spec));
-        custom.chain(built_in).collect()
+        let mcp = self.mcp().map(|_| LanguageSpec {
+            name: "MCP".to_owned(),
+            aliases: Vec::new(),
+        });
+        custom.chain(built_in).chain(mcp).collect()
+    }
+
+    fn tools(&self) -> Vec<oi_core::OfferedTool> {
+        self.mcp()
+            .map(|clients| oi_mcp::offer::offered_tools(&clients))
+            .unwrap_or_default()
     }
 
     fn run(
@@ -128,6 +159,11 @@ impl Computer for LiveComputer {
         code: &str,
         policy: &oi_core::settings::computer::ComputerSettings,
     ) -> OutputStream {
+        if oi_mcp::offer::is_mcp_language(language)
+            && let Some(clients) = self.mcp()
+        {
+            return oi_mcp::offer::run_block(clients, code);
+        }
         if let Some(custom) = self
             .customs()
             .into_iter()

@@ -26,6 +26,12 @@ pub struct ServerConfig {
     /// Serve oi's tools over MCP at `/mcp` (`--mcp`, `INTERPRETER_MCP=true`): off unless asked,
     /// as `/mcp` runs code and writes files with no model and no approval of the server's.
     pub mcp: bool,
+    /// The most MCP sessions `/mcp` holds at once (`INTERPRETER_MCP_MAX_SESSIONS`, 32); a new
+    /// one past it is refused with 503.
+    pub mcp_max_sessions: usize,
+    /// An MCP session with no request this long is closed, its code's processes ended
+    /// (`INTERPRETER_MCP_IDLE_SECONDS`, 300).
+    pub mcp_idle_timeout: Duration,
     /// Let network clients turn `auto_run` on (`--allow-network-auto-run`).
     pub allow_network_auto_run: bool,
     /// Let network clients change `llm.api_key` and `llm.api_base`
@@ -83,6 +89,8 @@ impl Default for ServerConfig {
             ack_timeout: Duration::from_secs(2),
             insecure_routes: false,
             mcp: false,
+            mcp_max_sessions: 32,
+            mcp_idle_timeout: Duration::from_secs(5 * 60),
             allow_network_auto_run: false,
             allow_network_credentials: false,
             interrupt_mode: InterruptMode::Interrupt,
@@ -177,6 +185,12 @@ impl ServerConfig {
         config.require_acknowledge = is_true(get("INTERPRETER_REQUIRE_ACKNOWLEDGE").as_deref());
         config.insecure_routes = is_true(get("INTERPRETER_INSECURE_ROUTES").as_deref());
         config.mcp = is_true(get("INTERPRETER_MCP").as_deref());
+        if let Some(n) = number(&get, "INTERPRETER_MCP_MAX_SESSIONS")? {
+            config.mcp_max_sessions = n;
+        }
+        if let Some(secs) = number(&get, "INTERPRETER_MCP_IDLE_SECONDS")? {
+            config.mcp_idle_timeout = Duration::from_secs(secs);
+        }
         config.insecure_no_key = is_true(get("INTERPRETER_INSECURE_NO_KEY").as_deref());
         if let Some(hosts) = get("INTERPRETER_ALLOWED_HOSTS") {
             config.allowed_hosts = host_list(&hosts);

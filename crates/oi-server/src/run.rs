@@ -37,15 +37,14 @@ pub async fn run_with_mcp(
         eprintln!("{note}");
     }
     let parts = assembly.parts().clone();
-    let mcp_settings = settings.clone();
     let clients = Arc::new(oi_mcp::client::McpClients::connect(mcp_servers).await);
     for failure in clients.failures() {
         eprintln!("oi-server: {failure}");
     }
     let factory: InterpreterFactory = Arc::new(move || {
-        let mut settings = settings.clone();
+        let settings = settings.clone();
         let computer = Arc::new(assembly.computer(&settings));
-        let computer = oi_mcp::offer::offer(&mut settings, computer, &clients);
+        let computer = oi_mcp::offer::offer(computer, &clients);
         assembly.interpreter_on(settings, computer)
     });
     let (host, port) = (config.host.clone(), config.port);
@@ -76,12 +75,26 @@ pub async fn run_with_mcp(
     };
     let lease_ttl = config.lease_ttl;
     let mcp_enabled = config.mcp;
+    let mcp_limits = oi_mcp::HttpLimits {
+        max_sessions: config.mcp_max_sessions,
+        idle: config.mcp_idle_timeout,
+    };
     // Built (the working directory opened) before clients can know the server is up.
     let state = AppState::new(config, factory);
-    // MCP at `/mcp`: its own sessions per MCP session, with the same computers' parts.
-    // Only when the operator asked for it (`--mcp`): it runs code with no model in between.
+    // MCP at `/mcp`: its own sessions per MCP session, with the same computers' parts, each
+    // call under the server's settings as they are then (the default session's, which
+    // `POST /settings` changes). Only when the operator asked for it (`--mcp`): it runs code
+    // with no model in between.
     let state = if mcp_enabled {
-        let mcp = oi_mcp::http_service(mcp_settings, parts, state.shutdown.child_token());
+        let sessions = Arc::clone(&state.sessions);
+        let live: oi_mcp::LiveSettings = Arc::new(move || {
+            sessions
+                .default_session()
+                .interpreter()
+                .interpreter()
+                .settings()
+        });
+        let mcp = oi_mcp::http_service(live, parts, state.shutdown.child_token(), mcp_limits);
         state.with_mcp(mcp)
     } else {
         state

@@ -29,7 +29,7 @@ pub struct AppState {
 }
 
 /// The `/mcp` service: one set of oi-mcp sessions per MCP session.
-pub type McpService = oi_mcp::HttpService;
+pub type McpService = oi_mcp::McpHttp;
 
 impl AppState {
     /// A state whose sessions get interpreters from `factory`.

@@ -24,6 +24,7 @@ mod anthropic;
 mod calculator;
 mod fake_computer;
 mod fake_model;
+pub mod mcp;
 mod reply;
 mod screenshots;
 mod script;

@@ -27,10 +27,10 @@ pub(crate) struct EventDecoder {
 }
 
 impl EventDecoder {
-    /// A decoder for tool mode (`true`) or text mode.
-    pub fn new(tools: bool) -> Self {
+    /// A decoder for tool mode (`true`, with `offered` tools beside `execute`) or text mode.
+    pub fn new(tools: bool, offered: Vec<oi_core::OfferedTool>) -> Self {
         let inner = if tools {
-            Inner::Tools(ToolCallReader::new())
+            Inner::Tools(ToolCallReader::offering(offered))
         } else {
             Inner::Text(TextDecoder::new())
         };

@@ -147,7 +147,8 @@ impl LanguageModel for Anthropic {
             }
             let body = serde_json::to_vec(&body).unwrap_or_default().into();
             let call = HttpCall { url: endpoint.url, headers, bearer: None, body };
-            let mut replies = Box::pin(transport.stream(call, move || EventDecoder::new(tools)));
+            let offered = request.tools.clone();
+            let mut replies = Box::pin(transport.stream(call, move || EventDecoder::new(tools, offered.clone())));
             while let Some(item) = replies.next().await {
                 yield item;
             }

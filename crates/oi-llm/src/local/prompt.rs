@@ -74,6 +74,7 @@ mod tests {
                 ..LlmSettings::default()
             },
             templates: settings.templates(),
+            tools: Vec::new(),
         };
         let turns = chat_turns(&request);
         let roles: Vec<&str> = turns.iter().map(|t| t.role.as_str()).collect();

@@ -56,6 +56,7 @@ pub fn request(messages: Vec<Message>, max_tokens: u64) -> ModelRequest {
         languages: vec!["python".to_owned()],
         llm,
         templates: settings.templates(),
+        tools: Vec::new(),
     }
 }
 

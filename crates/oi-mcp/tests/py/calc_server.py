@@ -1,5 +1,6 @@
 """An MCP server written with the official Python MCP SDK (`pip install mcp`): the server oi
-connects to as a client in crates/oi-mcp/tests/client.rs."""
+connects to as a client in crates/oi-mcp/tests/client.rs (over stdio; calc_http_server.py
+serves the same tools over Streamable HTTP)."""
 
 from mcp.server.mcpserver import MCPServer
 
@@ -26,4 +27,5 @@ def env(name: str) -> str:
     return os.environ.get(name, "<unset>")
 
 
-server.run("stdio")
+if __name__ == "__main__":
+    server.run("stdio")

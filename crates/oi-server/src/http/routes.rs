@@ -135,13 +135,30 @@ fn not_found_response() -> Response {
 }
 
 /// `/mcp`: handed to oi-mcp's Streamable HTTP service once the door let the request in; 404
-/// when this server does not offer MCP.
+/// when this server does not offer MCP; 503 for a new MCP session (a `POST` without
+/// `Mcp-Session-Id`) when the server holds as many as it may.
 async fn mcp(State(state): State<AppState>, request: Request) -> Response {
     use tower::ServiceExt as _;
-    let Some(service) = state.mcp.clone() else {
+    let Some(mcp) = state.mcp.clone() else {
         return not_found_response();
     };
-    match (*service).clone().oneshot(request).await {
+    let opens_one = request.method() == axum::http::Method::POST
+        && !request.headers().contains_key("mcp-session-id");
+    let _admitted = if opens_one {
+        match mcp.admit().await {
+            Ok(guard) => Some(guard),
+            Err(full) => {
+                return (
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    Json(json!({"error": full})),
+                )
+                    .into_response();
+            }
+        }
+    } else {
+        None
+    };
+    match mcp.service().oneshot(request).await {
         Ok(response) => response.into_response(),
         Err(never) => match never {},
     }

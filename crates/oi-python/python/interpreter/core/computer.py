@@ -1,5 +1,8 @@
 """``interpreter.computer``: runs code in oi's persistent language sessions."""
 
+import json
+import sys
+
 from . import names
 
 
@@ -202,6 +205,23 @@ class Computer:
             _show(output)
             _flush()
         return output
+
+    @property
+    def mcp_servers(self):
+        """The MCP servers whose tools are offered to the model beside ``execute`` (oi's own
+        addition): a dict from a name to ``{"command": …, "args": […], "env": {…}}`` (a
+        program oi starts) or ``{"url": …, "headers": {…}}`` (Streamable HTTP), the shape of a
+        profile's ``mcp_servers:``. Assigning connects them (a server that cannot be used is
+        one line on stderr); a tool call is approved like code and seen as a code chunk of
+        format ``mcp`` (docs/protocol.md section 11). ``{}`` or ``None`` ends them."""
+        return dict(getattr(self, "_mcp_servers", {}))
+
+    @mcp_servers.setter
+    def mcp_servers(self, value):
+        servers = dict(value or {})
+        for line in self._core.connect_mcp_servers(json.dumps(servers)):
+            print(f"oi: {line}", file=sys.stderr)
+        object.__setattr__(self, "_mcp_servers", servers)
 
     def terminate(self):
         """Ends every language session (and every process it started)."""
