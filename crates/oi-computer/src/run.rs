@@ -11,6 +11,7 @@ use std::time::Duration;
 use oi_core::computer::Output;
 use tokio::io::AsyncWriteExt;
 
+use crate::api_door::{Door, RunDoor};
 use crate::languages::Language;
 use crate::languages::engine;
 use crate::languages::start_error::StartError;
@@ -40,6 +41,10 @@ pub(crate) struct RunConfig {
     pub idle_timeout: Option<Duration>,
     /// Sandbox policy and resource limits of every session.
     pub confine: Arc<Confine>,
+    /// What answers the computer API's door, when the computer has one.
+    pub door: Option<Door>,
+    /// Whether this run imports the computer API (set per run).
+    pub api: bool,
 }
 
 /// Runs `code` in `slot`'s session (started when there is none), as a stream of its outputs;
@@ -82,7 +87,7 @@ pub(crate) fn run_stream(
             let run = ids.fetch_add(1, Ordering::SeqCst);
             state.used = true;
             let Some(session) = state.session.as_mut() else { return };
-            let mut guard = match send_code(session, language, &nonce, run, &code).await {
+            let mut guard = match send_code(session, language, &nonce, run, &code, config.api).await {
                 Ok(guard) => guard,
                 Err(SendError::Encode(e)) => {
                     yield Output::console(format!(
@@ -106,6 +111,7 @@ pub(crate) fn run_stream(
             };
 
             let mut reader = RunReader::new(run, config.timeout, config.idle_timeout);
+            let mut door = RunDoor::new(config.door.as_ref(), config.api);
             let end = loop {
                 match reader.next(session).await {
                     Progress::Outputs(outputs) => {
@@ -116,6 +122,14 @@ pub(crate) fn run_stream(
                     Progress::TimedOut(note) => {
                         yield note;
                         session.handle.interrupt(run);
+                    }
+                    Progress::Api(request) => {
+                        let answer = door.answer(&request).await;
+                        let _ = async {
+                            session.stdin.write_all(&answer).await?;
+                            session.stdin.flush().await
+                        }
+                        .await;
                     }
                     Progress::End(end) => break end,
                 }
@@ -243,9 +257,10 @@ async fn send_code(
     nonce: &str,
     run: u64,
     code: &str,
+    api: bool,
 ) -> Result<RunGuard, SendError> {
     let command =
-        engine::command(language, session, nonce, run, code).map_err(SendError::Encode)?;
+        engine::command(language, session, nonce, run, code, api).map_err(SendError::Encode)?;
     let mut guard = RunGuard::begin(Arc::clone(&session.handle), run);
     let written = async {
         session.stdin.write_all(&command).await?;

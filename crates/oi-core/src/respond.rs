@@ -63,11 +63,24 @@ async fn system_message(settings: &Settings, computer: &Arc<dyn Computer>) -> St
         text.push_str("\n\n");
         text.push_str(&settings.custom_instructions);
     }
+    if settings.import_computer_api && !text.contains(prompts::COMPUTER_API_SYSTEM_MESSAGE) {
+        text.push_str("\n\n");
+        text.push_str(prompts::COMPUTER_API_SYSTEM_MESSAGE);
+    }
     if text.contains("{{") {
         render_templates(&text, computer, &settings.computer).await
     } else {
         text
     }
+}
+
+/// The sandbox and limits of a run, with the computer API imported into a Python session when
+/// `import_computer_api` is on (spec d.1).
+fn run_policy(settings: &Settings, language: &str) -> crate::settings::computer::ComputerSettings {
+    let mut policy = settings.computer.clone();
+    policy.api = settings.import_computer_api
+        && matches!(language.trim().to_ascii_lowercase().as_str(), "python" | "py");
+    policy
 }
 
 /// Replaces each `{{ code }}` block with the console output of running it in Python.
@@ -439,7 +452,8 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     }
                     let code = code_after_decision(&ctx.shared, decision, code);
                     tracing::info!(%language, "running the code");
-                    let mut output = ctx.computer.run(&language, &code, &ctx.settings.computer);
+                    let policy = run_policy(&ctx.settings, &language);
+                    let mut output = ctx.computer.run(&language, &code, &policy);
                     let mut run = std::hash::DefaultHasher::new();
                     std::hash::Hash::hash(&(&language, &code), &mut run);
                     let mut printed = String::new();

@@ -225,6 +225,22 @@ impl Core {
         Ok(list)
     }
 
+    /// A computer API call that needs oi (`ai.chat`, `ai.query`, `ai.summarize`): the
+    /// configured model asked through oi's core, the spend counted. A failure raises
+    /// `RuntimeError` with oi's sentence.
+    #[pyo3(signature = (op, text, query = String::new()))]
+    fn computer_api(&self, py: Python<'_>, op: &str, text: String, query: String) -> PyResult<String> {
+        let rt = self.rt()?;
+        let request = oi_core::computer_api::ApiRequest {
+            op: op.to_owned(),
+            text,
+            query,
+            code: String::new(),
+        };
+        let answer = runtime::wait(py, rt, self.interpreter.computer_api(request))?;
+        answer.map_err(pyo3::exceptions::PyRuntimeError::new_err)
+    }
+
     /// What this interpreter's model requests have cost so far, in USD (kept across
     /// `reset()`): the usage the provider reports, priced from oi's model table.
     fn spent(&self) -> f64 {

@@ -985,6 +985,37 @@ def _run(run, code):
     _execute(run, filename, code)
 
 
+def _api_door(request):
+    """One computer API call through oi (see api_door.rs): the request as an event, the answer
+    as a line on the private command pipe."""
+    _emit({"ev": "api", "data": json.dumps(request)})
+    while True:
+        line = _cmd.readline()
+        if not line:
+            raise RuntimeError("oi closed the session")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(answer, dict) and answer.get("api") is True:
+            break
+    if "error" in answer:
+        raise RuntimeError(answer["error"])
+    return answer.get("ok", "")
+
+
+def _install_api(source, skills):
+    """Imports oi's `computer` API into the namespace once (a `computer` of the code's own is
+    left alone), and as the module `computer` (`import computer` works)."""
+    if "computer" in _user:
+        return
+    space = {"__name__": "oi_computer_api", "__builtins__": builtins}
+    exec(compile(source, "<oi computer api>", "exec"), space)
+    computer = space["make_computer"](_api_door, _user, skills or "")
+    _user["computer"] = computer
+    sys.modules["computer"] = computer
+
+
 def _main():
     while True:
         try:
@@ -997,12 +1028,19 @@ def _main():
             command = json.loads(line)
         except ValueError:
             continue
+        if not isinstance(command, dict) or "api" in command and "id" not in command:
+            continue  # a computer API answer that came after its call gave up
         run = int(command.get("id", 0))
         try:
             _State.run = run
             _State.last_line = 0
             _State.lines = 0
             _emit({"ev": "start", "id": run})
+            if command.get("api"):
+                try:
+                    _install_api(command["api"], command.get("skills"))
+                except Exception as exc:
+                    print("oi: the computer API could not be imported: %s" % (exc,), file=sys.stderr)
             _run(run, command.get("code", ""))
             _figures()
         except KeyboardInterrupt:
