@@ -43,6 +43,12 @@ impl Setup {
     /// Runs `oi -y` with a profile that turns the computer API `on` (or off), in the work
     /// directory, the key in oi's environment.
     fn oi(&self, api: bool, extra: &[&str], message: &str) -> Output {
+        self.run(api, extra, message, false)
+    }
+
+    /// [`Setup::oi`]; `priced`: the server stands for OpenAI's own endpoint
+    /// (`OPENAI_BASE_URL`), so gpt-4o is priced as OpenAI's.
+    fn run(&self, api: bool, extra: &[&str], message: &str, priced: bool) -> Output {
         let profile = self.home.path().join("api.yaml");
         let setting = if api { "True" } else { "False" };
         std::fs::write(
@@ -50,14 +56,11 @@ impl Setup {
             format!("computer:\n  import_computer_api: {setting}\n"),
         )
         .unwrap();
-        let mut args = vec![
-            "-y",
-            "--profile",
-            profile.to_str().unwrap(),
-            "--api_base",
-        ];
+        let mut args = vec!["-y", "--profile", profile.to_str().unwrap()];
         let base = self.server.base_url();
-        args.push(&base);
+        if !priced {
+            args.extend(["--api_base", &base]);
+        }
         args.extend(["--model", "gpt-4o"]);
         args.extend(extra);
         args.push(message);
@@ -67,7 +70,7 @@ impl Setup {
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.config())
             .env("OPENAI_API_KEY", KEY)
-            .env_remove("OPENAI_BASE_URL")
+            .env("OPENAI_BASE_URL", if priced { base.as_str() } else { "" })
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -174,7 +177,7 @@ fn the_door_refuses_beyond_its_bounds_and_never_shows_the_key() {
         return oi_testkit::skipped!("python3 is not installed");
     }
     let code = "import os, __main__\n\
-        print('KEY' if any('computer-api-test' in v for v in os.environ.values()) else 'NOKEY')\n\
+        print('KEY IN ENV', any('computer-api-test' in v for v in os.environ.values()))\n\
         answers, errors = 0, []\n\
         for i in range(20):\n\
         \x20   try:\n\
@@ -194,7 +197,7 @@ fn the_door_refuses_beyond_its_bounds_and_never_shows_the_key() {
     let s = setup(replies);
     let out = s.oi(true, &[], "try the door");
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("NOKEY"), "{stdout}");
+    assert!(stdout.contains("KEY IN ENV False"), "{stdout}");
     assert!(!stdout.contains(KEY), "{stdout}");
     assert!(stdout.contains("ANSWERS 16"), "{stdout}\n{}", text(&out.stderr));
     assert!(stdout.contains("too many computer API calls"), "{stdout}");
@@ -234,7 +237,7 @@ fn with_the_api_off_there_is_no_computer_and_the_door_stays_shut() {
         return oi_testkit::skipped!("python3 is not installed");
     }
     let code = "import __main__\n\
-        print('HAS' if 'computer' in globals() else 'NONE')\n\
+        print('HAS COMPUTER', 'computer' in globals())\n\
         try:\n\
         \x20   __main__._api_door({'op': 'ai.chat', 'text': 'hi'})\n\
         except RuntimeError as e:\n\
@@ -242,10 +245,73 @@ fn with_the_api_off_there_is_no_computer_and_the_door_stays_shut() {
     let s = setup(vec![Reply::tool_call("python", code), Reply::text("Done.")]);
     let out = s.oi(false, &[], "no api");
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("NONE"), "{stdout}");
+    assert!(stdout.contains("HAS COMPUTER False"), "{stdout}");
     assert!(stdout.contains("SHUT the computer API is not available"), "{stdout}");
     let requests = s.requests();
     assert_eq!(requests.len(), 2, "the forged call reached no model");
     let system = requests[0][0]["content"].as_str().unwrap_or_default();
     assert!(!system.contains("THE COMPUTER API"), "{system}");
+}
+
+#[test]
+fn in_the_workspace_sandbox_skills_are_saved_through_oi_only() {
+    if !python_available() {
+        return oi_testkit::skipped!("python3 is not installed");
+    }
+    let support = oi_computer::probe();
+    if !(support.filesystem() && support.seccomp) {
+        return oi_testkit::skipped!("this kernel cannot enforce the sandbox ({support})");
+    }
+    let code = "import os\n\
+        folder = computer.skills.path\n\
+        try:\n\
+        \x20   os.makedirs(folder, exist_ok=True)\n\
+        \x20   open(os.path.join(folder, 'direct.py'), 'w').write('x = 1\\n')\n\
+        \x20   print('WROTE', 'DIRECTLY')\n\
+        except OSError as e:\n\
+        \x20   print('DIRECT', 'REFUSED', type(e).__name__)\n\
+        print('SAVED', computer.skills.save('kept', 'def kept():\\n    return 7\\n'))\n\
+        print('LIST', computer.skills.list())\n\
+        computer.skills.import_skills()\n\
+        print('KEPT', kept())\n\
+        print(computer.ai.chat('inside the sandbox?'))\n";
+    let s = setup(vec![
+        Reply::tool_call("python", code),
+        Reply::text("yes, through oi"),
+        Reply::text("Done."),
+    ]);
+    let out = s.oi(true, &["--sandbox", "workspace"], "sandboxed");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("DIRECT REFUSED"), "{stdout}\n{}", text(&out.stderr));
+    assert!(!stdout.contains("WROTE DIRECTLY"), "{stdout}");
+    assert!(stdout.contains("KEPT 7"), "{stdout}");
+    assert!(stdout.contains("yes, through oi"), "{stdout}");
+    let skills = s.config().join("open-interpreter/skills");
+    assert!(skills.join("kept.py").exists());
+    assert!(!skills.join("direct.py").exists());
+}
+
+#[test]
+fn the_inner_calls_count_in_the_spend_and_stop_at_the_budget() {
+    if !python_available() {
+        return oi_testkit::skipped!("python3 is not installed");
+    }
+    // gpt-4o: 400 000 prompt tokens + 1 000 reply tokens = $1.01, over a $0.50 budget.
+    let code = "print('FIRST', computer.ai.chat('one'))\n\
+        try:\n\
+        \x20   computer.ai.chat('two')\n\
+        except RuntimeError as e:\n\
+        \x20   print('SECOND', e)\n";
+    let s = setup(vec![
+        Reply::tool_call("python", code),
+        Reply::text("costly answer").with_usage(400_000, 1_000),
+        Reply::text("never sent"),
+    ]);
+    let out = s.run(true, &["--max_budget", "0.5"], "spend", true);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("FIRST costly answer"), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("SECOND max budget exceeded"), "{stdout}");
+    let all = format!("{stdout}{}", text(&out.stderr));
+    assert!(all.contains("Max budget exceeded"), "the turn stops too: {all}");
+    assert_eq!(s.requests().len(), 2, "nothing was sent over the budget");
 }

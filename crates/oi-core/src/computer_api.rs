@@ -36,8 +36,8 @@ pub const BOUNDS: ApiBounds = ApiBounds {
     model_requests_per_call: 8,
 };
 
-/// One call: an operation (`ai.chat`, `ai.query`, `ai.summarize`, `skills.save`) and its
-/// text arguments.
+/// One call: an operation (`ai.chat`, `ai.query`, `ai.summarize`, `skills.save`,
+/// `skills.read`) and its text arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ApiRequest {
     /// The operation.
@@ -113,6 +113,7 @@ pub(crate) async fn serve(shared: &Arc<Shared>, request: ApiRequest) -> Result<S
         "ai.query" => query(shared, &request.text, &request.query, &request.query).await?,
         "ai.summarize" => query(shared, &request.text, SUMMARIZE_QUERY, SUMMARIZE_REDUCE).await?,
         "skills.save" => save_skill(&request.query, &request.code)?,
+        "skills.read" => read_skills()?,
         other => return Err(format!("unknown computer API call `{other}`")),
     };
     Ok(bounded(answer))
@@ -213,6 +214,52 @@ pub(crate) async fn ask(shared: &Arc<Shared>, system: &str, user: &str) -> Resul
 /// The folder skills are kept in (the original's `<config dir>/skills`).
 pub fn skills_dir() -> Option<PathBuf> {
     crate::settings::config_dir().map(|dir| dir.join("skills"))
+}
+
+/// Every saved skill as a JSON object of name to code (text), for a session that cannot read
+/// the skills folder itself (the sandbox hides oi's config directory, where the profiles keep
+/// keys): only `<skills>/<name>.py` files with a valid name, at most [`ApiBounds::max_answer`]
+/// characters in all.
+fn read_skills() -> Result<String, String> {
+    let Some(dir) = skills_dir() else {
+        return Ok("{}".to_owned());
+    };
+    let mut skills = serde_json::Map::new();
+    let mut total = 0;
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok("{}".to_owned());
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".py"))
+            .filter(|n| valid_skill_name(n))
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let Ok(code) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        total += code.len();
+        if total > BOUNDS.max_answer {
+            return Err(format!(
+                "the saved skills are too large to pass to the session (more than {} characters in {})",
+                BOUNDS.max_answer,
+                dir.display()
+            ));
+        }
+        skills.insert(name.to_owned(), serde_json::Value::String(code));
+    }
+    Ok(serde_json::Value::Object(skills).to_string())
 }
 
 /// Whether `name` may name a skill: a Python identifier of ASCII letters, digits and `_`.

@@ -3,7 +3,7 @@
 # request to oi (computer.ai.*, computer.skills.save) and returns oi's text answer or raises
 # RuntimeError. Files, terminal and skill listing run here, inside the sandboxed session.
 import difflib
-import glob
+import json
 import os
 import subprocess
 import sys
@@ -86,42 +86,38 @@ def search_text(query, paths=None, max_results=100):
 
 
 class Skills(_Tool):
+    """Saved skills. The sandbox hides oi's config directory (its profiles hold keys), so the
+    session reads and saves them through oi."""
+
     def __init__(self, computer, path):
         super().__init__(computer)
         self.path = path
 
-    def _files(self):
-        return sorted(glob.glob(os.path.join(self.path, "*.py")))
+    def _all(self):
+        return json.loads(self.computer._door({"op": "skills.read"}))
 
     def list(self):
         """Lists the saved skills."""
-        return [os.path.basename(f)[:-3] + "()" for f in self._files()]
+        return [name + "()" for name in self._all()]
 
     def search(self, query):
         """Lists the saved skills whose name or code mention `query`."""
         wanted = str(query).lower()
-        found = []
-        for f in self._files():
-            try:
-                with open(f, "r", encoding="utf-8") as file:
-                    text = file.read()
-            except OSError:
-                continue
-            if wanted in os.path.basename(f).lower() or wanted in text.lower():
-                found.append(os.path.basename(f)[:-3] + "()")
-        return found
+        return [
+            name + "()"
+            for name, code in self._all().items()
+            if wanted in name.lower() or wanted in code.lower()
+        ]
 
     def import_skills(self):
         """Defines every saved skill (a Python function of the same name) in this session."""
         imported = []
-        for f in self._files():
-            with open(f, "r", encoding="utf-8") as file:
-                code = file.read()
+        for name, code in self._all().items():
             try:
-                exec(compile(code, f, "exec"), self.computer._user)
-                imported.append(os.path.basename(f)[:-3])
+                exec(compile(code, os.path.join(self.path, name + ".py"), "exec"), self.computer._user)
+                imported.append(name)
             except Exception as exc:
-                print("Skill at %s might be broken: %s" % (f, exc))
+                print("Skill %s might be broken: %s" % (name, exc))
         return imported
 
     def save(self, name, code):
