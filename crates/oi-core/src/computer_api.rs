@@ -162,7 +162,9 @@ async fn query(
 /// budget checked first and the spend counted; the reply's text (code the model writes comes
 /// back as a fenced block).
 pub(crate) async fn ask(shared: &Arc<Shared>, system: &str, user: &str) -> Result<String, String> {
-    let settings = shared.settings().clone();
+    let mut settings = shared.settings().clone();
+    // A question, not a turn: no code to run, so no instructions for writing it.
+    settings.llm.execution_instructions.clear();
     if let Some(budget) = settings.llm.max_budget {
         let spent = shared.spent();
         if spent >= budget {
@@ -301,4 +303,45 @@ pub fn save_skill_in(dir: &std::path::Path, name: &str, code: &str) -> Result<St
     drop(file);
     std::fs::rename(&temporary, &path).map_err(|e| format!("cannot save the skill: {e}"))?;
     Ok(path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_skill_name_is_a_plain_identifier() {
+        for good in ["greet", "_x", "a1_b2"] {
+            assert!(valid_skill_name(good), "{good}");
+        }
+        for bad in ["", "1a", "../x", "a/b", "a.b", "a b", "é", &"x".repeat(65)] {
+            assert!(!valid_skill_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_skill_is_written_into_the_folder_only_and_replaces_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("victim.py");
+        std::fs::write(&target, "kept").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("s.py")).unwrap();
+        let saved = save_skill_in(dir.path(), "s", "def s(): pass\n").unwrap();
+        assert_eq!(saved, dir.path().join("s.py").display().to_string());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+        assert!(!std::fs::symlink_metadata(dir.path().join("s.py")).unwrap().is_symlink());
+        assert!(save_skill_in(dir.path(), "../up", "x").is_err());
+        assert!(!dir.path().join("../up.py").exists());
+    }
+
+    #[test]
+    fn long_answers_are_cut_with_a_note() {
+        let long = "a".repeat(BOUNDS.max_answer + 10);
+        let cut = bounded(long);
+        assert!(cut.starts_with(&"a".repeat(BOUNDS.max_answer)));
+        assert!(cut.ends_with(&format!("cut at {} characters]", BOUNDS.max_answer)));
+        assert_eq!(bounded("short".to_owned()), "short");
+    }
 }

@@ -25,13 +25,14 @@ impl Prompt {
             system.push('\n');
             system.push_str(&request.llm.execution_instructions);
         }
+        // No languages (a `computer.ai` request): no tool to offer.
         let tools = match mode {
-            Mode::Tools => vec![ToolSpec {
+            Mode::Tools if !request.languages.is_empty() => vec![ToolSpec {
                 name: crate::schema::EXECUTE.to_owned(),
                 description: oi_core::prompts::EXECUTE_TOOL_DESCRIPTION.to_owned(),
                 parameters: execute_parameters(&request.languages),
             }],
-            Mode::Text => Vec::new(),
+            Mode::Tools | Mode::Text => Vec::new(),
         };
         let mut prompt = Prompt {
             system,
