@@ -127,10 +127,15 @@ fn the_code_summarizes_through_oi_and_the_model_answers_the_inner_call() {
     assert!(system.contains("computer.ai.summarize(text)"), "{system}");
     assert!(!system.contains("computer.mouse"), "{system}");
     let inner = requests[1].to_string();
-    assert!(inner.contains("summarize it into a concise abstract paragraph"), "{inner}");
+    assert!(
+        inner.contains("summarize it into a concise abstract paragraph"),
+        "{inner}"
+    );
     assert!(inner.contains("A long report about apples."), "{inner}");
     assert!(
-        requests[2].to_string().contains("SUMMARY: Apples, in short."),
+        requests[2]
+            .to_string()
+            .contains("SUMMARY: Apples, in short."),
         "the output went back to the model"
     );
 }
@@ -199,9 +204,16 @@ fn the_door_refuses_beyond_its_bounds_and_never_shows_the_key() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("KEY IN ENV False"), "{stdout}");
     assert!(!stdout.contains(KEY), "{stdout}");
-    assert!(stdout.contains("ANSWERS 16"), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("ANSWERS 16"),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     assert!(stdout.contains("too many computer API calls"), "{stdout}");
-    assert!(stdout.contains("FORGED too many computer API calls"), "{stdout}");
+    assert!(
+        stdout.contains("FORGED too many computer API calls"),
+        "{stdout}"
+    );
     // 1 reply with the code, 16 inner calls, 1 after the output: nothing more reached the model.
     let requests = s.requests();
     assert_eq!(requests.len(), 18, "{stdout}");
@@ -224,9 +236,18 @@ fn a_forged_request_is_refused_by_size_and_name_within_the_bounds() {
     let s = setup(vec![Reply::tool_call("python", code), Reply::text("Done.")]);
     let out = s.oi(true, &[], "forge");
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("FORGED the computer API request is too long"), "{stdout}");
-    assert!(stdout.contains("FORGED unknown computer API call `read.key`"), "{stdout}");
-    assert!(stdout.contains("FORGED a skill's name is a Python identifier"), "{stdout}");
+    assert!(
+        stdout.contains("FORGED the computer API request is too long"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FORGED unknown computer API call `read.key`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FORGED a skill's name is a Python identifier"),
+        "{stdout}"
+    );
     assert!(!s.config().join("evil.py").exists());
     assert_eq!(s.requests().len(), 2, "no forged request reached the model");
 }
@@ -246,7 +267,10 @@ fn with_the_api_off_there_is_no_computer_and_the_door_stays_shut() {
     let out = s.oi(false, &[], "no api");
     let stdout = text(&out.stdout);
     assert!(stdout.contains("HAS COMPUTER False"), "{stdout}");
-    assert!(stdout.contains("SHUT the computer API is not available"), "{stdout}");
+    assert!(
+        stdout.contains("SHUT the computer API is not available"),
+        "{stdout}"
+    );
     let requests = s.requests();
     assert_eq!(requests.len(), 2, "the forged call reached no model");
     let system = requests[0][0]["content"].as_str().unwrap_or_default();
@@ -282,7 +306,11 @@ fn in_the_workspace_sandbox_skills_are_saved_through_oi_only() {
     ]);
     let out = s.oi(true, &["--sandbox", "workspace"], "sandboxed");
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("DIRECT REFUSED"), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("DIRECT REFUSED"),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     assert!(!stdout.contains("WROTE DIRECTLY"), "{stdout}");
     assert!(stdout.contains("KEPT 7"), "{stdout}");
     assert!(stdout.contains("yes, through oi"), "{stdout}");
@@ -309,9 +337,16 @@ fn the_inner_calls_count_in_the_spend_and_stop_at_the_budget() {
     ]);
     let out = s.run(true, &["--max_budget", "0.5"], "spend", true);
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("FIRST costly answer"), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("FIRST costly answer"),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
     assert!(stdout.contains("SECOND max budget exceeded"), "{stdout}");
     let all = format!("{stdout}{}", text(&out.stderr));
-    assert!(all.contains("Max budget exceeded"), "the turn stops too: {all}");
+    assert!(
+        all.contains("Max budget exceeded"),
+        "the turn stops too: {all}"
+    );
     assert_eq!(s.requests().len(), 2, "nothing was sent over the budget");
 }

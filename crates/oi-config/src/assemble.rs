@@ -137,7 +137,8 @@ impl Assembly {
         computer: Arc<dyn oi_core::Computer>,
         link: &ApiLink,
     ) -> Interpreter {
-        let interpreter = Interpreter::new(settings, self.model.clone(), computer, oi_judge::judge());
+        let interpreter =
+            Interpreter::new(settings, self.model.clone(), computer, oi_judge::judge());
         link.bind(&interpreter);
         interpreter
     }

@@ -125,7 +125,10 @@ fn bounded(text: String) -> String {
         return text;
     }
     let kept: String = text.chars().take(BOUNDS.max_answer).collect();
-    format!("{kept}\n[oi: the answer was cut at {} characters]", BOUNDS.max_answer)
+    format!(
+        "{kept}\n[oi: the answer was cut at {} characters]",
+        BOUNDS.max_answer
+    )
 }
 
 /// Map-reduce of the original's `computer.ai.query`: `query` over each chunk of `text`, then
@@ -137,7 +140,10 @@ async fn query(
     reduce: &str,
 ) -> Result<String, String> {
     let chars: Vec<char> = text.chars().collect();
-    let chunks: Vec<String> = chars.chunks(CHUNK_CHARS).map(|c| c.iter().collect()).collect();
+    let chunks: Vec<String> = chars
+        .chunks(CHUNK_CHARS)
+        .map(|c| c.iter().collect())
+        .collect();
     if chunks.len() + 1 > BOUNDS.model_requests_per_call {
         return Err(format!(
             "the text is too long for one computer.ai call here ({} characters; at most {})",
@@ -331,7 +337,11 @@ mod tests {
         let saved = save_skill_in(dir.path(), "s", "def s(): pass\n").unwrap();
         assert_eq!(saved, dir.path().join("s.py").display().to_string());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
-        assert!(!std::fs::symlink_metadata(dir.path().join("s.py")).unwrap().is_symlink());
+        assert!(
+            !std::fs::symlink_metadata(dir.path().join("s.py"))
+                .unwrap()
+                .is_symlink()
+        );
         assert!(save_skill_in(dir.path(), "../up", "x").is_err());
         assert!(!dir.path().join("../up.py").exists());
     }

@@ -79,7 +79,10 @@ async fn system_message(settings: &Settings, computer: &Arc<dyn Computer>) -> St
 fn run_policy(settings: &Settings, language: &str) -> crate::settings::computer::ComputerSettings {
     let mut policy = settings.computer.clone();
     policy.api = settings.import_computer_api
-        && matches!(language.trim().to_ascii_lowercase().as_str(), "python" | "py");
+        && matches!(
+            language.trim().to_ascii_lowercase().as_str(),
+            "python" | "py"
+        );
     policy
 }
 

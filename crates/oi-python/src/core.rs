@@ -229,7 +229,13 @@ impl Core {
     /// configured model asked through oi's core, the spend counted. A failure raises
     /// `RuntimeError` with oi's sentence.
     #[pyo3(signature = (op, text, query = String::new()))]
-    fn computer_api(&self, py: Python<'_>, op: &str, text: String, query: String) -> PyResult<String> {
+    fn computer_api(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        text: String,
+        query: String,
+    ) -> PyResult<String> {
         let rt = self.rt()?;
         let request = oi_core::computer_api::ApiRequest {
             op: op.to_owned(),

@@ -154,7 +154,9 @@ pub struct Settings {
     pub conversation_history: bool,
     /// Where conversations are saved (default: `<config dir>/open-interpreter/conversations`).
     pub conversation_history_path: Option<PathBuf>,
-    /// Offer the `computer` Python API (affects the truncation hint).
+    /// Import the headless `computer` API into the code's Python session, describe it in the
+    /// system message ("THE COMPUTER API") and point the truncation notice at
+    /// `computer.ai.summarize`.
     pub import_computer_api: bool,
     /// Plain-text display in the CLI.
     pub plain_text_display: bool,
