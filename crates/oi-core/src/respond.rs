@@ -74,18 +74,6 @@ async fn system_message(settings: &Settings, computer: &Arc<dyn Computer>) -> St
     }
 }
 
-/// The sandbox and limits of a run, with the computer API imported into a Python session when
-/// `import_computer_api` is on (spec d.1).
-fn run_policy(settings: &Settings, language: &str) -> crate::settings::computer::ComputerSettings {
-    let mut policy = settings.computer.clone();
-    policy.api = settings.import_computer_api
-        && matches!(
-            language.trim().to_ascii_lowercase().as_str(),
-            "python" | "py"
-        );
-    policy
-}
-
 /// Replaces each `{{ code }}` block with the console output of running it in Python.
 async fn render_templates(
     text: &str,
@@ -455,7 +443,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     }
                     let code = code_after_decision(&ctx.shared, decision, code);
                     tracing::info!(%language, "running the code");
-                    let policy = run_policy(&ctx.settings, &language);
+                    let policy = ctx.settings.run_policy(&language);
                     let mut output = ctx.computer.run(&language, &code, &policy);
                     let mut run = std::hash::DefaultHasher::new();
                     std::hash::Hash::hash(&(&language, &code), &mut run);

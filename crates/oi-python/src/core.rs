@@ -215,7 +215,7 @@ impl Core {
     ) -> PyResult<Bound<'py, PyList>> {
         self.prepare();
         let rt = self.rt()?;
-        let policy = self.interpreter.settings().computer;
+        let policy = self.interpreter.settings().run_policy(language);
         let stream = self.interpreter.computer().run(language, code, &policy);
         let outputs: Vec<Output> = runtime::wait(py, rt, stream.collect())?;
         let list = PyList::empty(py);
@@ -256,7 +256,7 @@ impl Core {
     /// Starts running `code` in `language` and returns its outputs as they come.
     fn run_stream(&self, language: &str, code: &str) -> crate::run_stream::RunStream {
         self.prepare();
-        let policy = self.interpreter.settings().computer;
+        let policy = self.interpreter.settings().run_policy(language);
         let stream = self.interpreter.computer().run(language, code, &policy);
         crate::run_stream::RunStream::new(stream, self.runtime.clone())
     }

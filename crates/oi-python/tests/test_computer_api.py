@@ -97,3 +97,17 @@ def test_the_session_imports_the_api_and_summarizes_through_oi(oi):
     assert "SUMMARY Short.\n" in outputs
     sent = model.requests(3)
     assert "# THE COMPUTER API" in sent[0]["body"]["messages"][0]["content"]
+
+
+def test_computer_run_imports_the_api_while_it_is_on(tmp_path):
+    agent = OpenInterpreter()
+    try:
+        assert agent.computer.run("python", "print('computer' in globals())")[0]["content"] == "False\n"
+        agent.computer.import_computer_api = True
+        (tmp_path / "a.txt").write_text("needle here\n")
+        out = agent.computer.run(
+            "python", f"print(type(computer).__name__, computer.files.search('NEEDLE', paths=[{str(tmp_path)!r}]))"
+        )
+        assert out[0]["content"] == f"Computer ['{tmp_path}/a.txt:1: needle here']\n"
+    finally:
+        agent.computer.terminate()

@@ -254,6 +254,18 @@ impl Settings {
         }
     }
 
+    /// The sandbox and limits of a run of `language`, with the computer API imported into a
+    /// Python session when `import_computer_api` is on (spec d.1).
+    pub fn run_policy(&self, language: &str) -> ComputerSettings {
+        let mut policy = self.computer.clone();
+        policy.api = self.import_computer_api
+            && matches!(
+                language.trim().to_ascii_lowercase().as_str(),
+                "python" | "py"
+            );
+        policy
+    }
+
     /// Where conversations are saved.
     pub fn conversations_dir(&self) -> Option<PathBuf> {
         self.conversation_history_path
