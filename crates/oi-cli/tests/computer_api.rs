@@ -181,7 +181,7 @@ fn the_door_refuses_beyond_its_bounds_and_never_shows_the_key() {
     if !python_available() {
         return oi_testkit::skipped!("python3 is not installed");
     }
-    let code = "import os, __main__\n\
+    let code = "import os\n\
         print('KEY IN ENV', any('computer-api-test' in v for v in os.environ.values()))\n\
         answers, errors = 0, []\n\
         for i in range(20):\n\
@@ -193,7 +193,7 @@ fn the_door_refuses_beyond_its_bounds_and_never_shows_the_key() {
         print('ERROR', errors[0] if errors else None)\n\
         for forged in ({'op': 'ai.chat', 'text': 'x' * 300000}, {'op': 'read.key'}):\n\
         \x20   try:\n\
-        \x20       __main__._api_door(forged)\n\
+        \x20       computer._door(forged)\n\
         \x20   except RuntimeError as e:\n\
         \x20       print('FORGED', e)\n";
     let mut replies = vec![Reply::tool_call("python", code)];
@@ -227,10 +227,9 @@ fn a_forged_request_is_refused_by_size_and_name_within_the_bounds() {
     if !python_available() {
         return oi_testkit::skipped!("python3 is not installed");
     }
-    let code = "import __main__\n\
-        for forged in ({'op': 'ai.chat', 'text': 'x' * 300000}, {'op': 'read.key'}, {'op': 'skills.save', 'query': '../../evil', 'code': 'x'}):\n\
+    let code = "for forged in ({'op': 'ai.chat', 'text': 'x' * 300000}, {'op': 'read.key'}, {'op': 'skills.save', 'query': '../../evil', 'code': 'x'}):\n\
         \x20   try:\n\
-        \x20       __main__._api_door(forged)\n\
+        \x20       computer._door(forged)\n\
         \x20   except RuntimeError as e:\n\
         \x20       print('FORGED', e)\n";
     let s = setup(vec![Reply::tool_call("python", code), Reply::text("Done.")]);
@@ -257,12 +256,11 @@ fn with_the_api_off_there_is_no_computer_and_the_door_stays_shut() {
     if !python_available() {
         return oi_testkit::skipped!("python3 is not installed");
     }
-    let code = "import __main__\n\
+    // The code forges the driver's event itself and reads the answer from its command pipe.
+    let code = "import __main__, json\n\
         print('HAS COMPUTER', 'computer' in globals())\n\
-        try:\n\
-        \x20   __main__._api_door({'op': 'ai.chat', 'text': 'hi'})\n\
-        except RuntimeError as e:\n\
-        \x20   print('SHUT', e)\n";
+        __main__._emit({'ev': 'api', 'data': json.dumps({'op': 'ai.chat', 'text': 'hi'})})\n\
+        print('SHUT', json.loads(__main__._cmd.readline())['error'])\n";
     let s = setup(vec![Reply::tool_call("python", code), Reply::text("Done.")]);
     let out = s.oi(false, &[], "no api");
     let stdout = text(&out.stdout);

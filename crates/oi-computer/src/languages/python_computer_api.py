@@ -1,7 +1,8 @@
 # oi's headless `computer` API inside the code's Python session (import_computer_api).
-# The driver runs this file once and calls make_computer(door): `door(request)` sends one text
-# request to oi (computer.ai.*, computer.skills.save) and returns oi's text answer or raises
-# RuntimeError. Files, terminal and skill listing run here, inside the sandboxed session.
+# The driver runs this file once and calls make_computer(emit, cmd, user, skills_path). The
+# door (api_door.rs) sends one text request to oi (computer.ai.*, reading or saving skills) as
+# an event on the output pipe and reads oi's answer, a JSON line, from the private command
+# pipe. Files and the terminal run here, inside the sandboxed session.
 import difflib
 import json
 import os
@@ -193,5 +194,21 @@ class Computer:
     view = screenshot
 
 
-def make_computer(door, user, skills_path):
+def make_computer(emit, cmd, user, skills_path):
+    def door(request):
+        emit({"ev": "api", "data": json.dumps(request)})
+        while True:
+            line = cmd.readline()
+            if not line:
+                raise RuntimeError("oi closed the session")
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(answer, dict) and answer.get("api") is True:
+                break
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return answer.get("ok", "")
+
     return Computer(door, user, skills_path)

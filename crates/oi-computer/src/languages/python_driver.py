@@ -985,35 +985,14 @@ def _run(run, code):
     _execute(run, filename, code)
 
 
-def _api_door(request):
-    """One computer API call through oi (see api_door.rs): the request as an event, the answer
-    as a line on the private command pipe."""
-    _emit({"ev": "api", "data": json.dumps(request)})
-    while True:
-        line = _cmd.readline()
-        if not line:
-            raise RuntimeError("oi closed the session")
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(answer, dict) and answer.get("api") is True:
-            break
-    if "error" in answer:
-        raise RuntimeError(answer["error"])
-    return answer.get("ok", "")
-
-
 def _install_api(source, skills):
-    """Imports oi's `computer` API into the namespace once (a `computer` of the code's own is
-    left alone), and as the module `computer` (`import computer` works)."""
+    """Imports oi's `computer` API (python_computer_api.py) into the namespace once (a
+    `computer` of the code's own is left alone), and as the module `computer`."""
     if "computer" in _user:
         return
     space = {"__name__": "oi_computer_api", "__builtins__": builtins}
     exec(compile(source, "<oi computer api>", "exec"), space)
-    computer = space["make_computer"](_api_door, _user, skills or "")
-    _user["computer"] = computer
-    sys.modules["computer"] = computer
+    _user["computer"] = sys.modules["computer"] = space["make_computer"](_emit, _cmd, _user, skills or "")
 
 
 def _main():
