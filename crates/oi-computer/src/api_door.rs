@@ -92,3 +92,52 @@ impl RunDoor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use futures::future::BoxFuture;
+
+    use super::*;
+
+    /// Answers with the operation and text it was given (the wire, not the model, is tested).
+    struct Echo;
+
+    impl ComputerApi for Echo {
+        fn call(&self, request: ApiRequest) -> BoxFuture<'static, Result<String, String>> {
+            Box::pin(async move { Ok(format!("{}: {}", request.op, request.text)) })
+        }
+    }
+
+    fn line(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_answer_lines_the_driver_reads() {
+        let door = Door(Arc::new(Echo));
+        let mut shut = RunDoor::new(Some(&door), false);
+        let mut open = RunDoor::new(Some(&door), true);
+        let mut lines = vec![
+            line(shut.answer(r#"{"op":"ai.chat","text":"hi"}"#).await),
+            line(open.answer(r#"{"op":"ai.chat","text":"hi"}"#).await),
+            line(open.answer("not json").await),
+            line(
+                open.answer(&format!(
+                    r#"{{"op":"ai.chat","text":"{}"}}"#,
+                    "x".repeat(BOUNDS.max_request)
+                ))
+                .await,
+            ),
+        ];
+        for _ in lines.len()..=BOUNDS.calls_per_block as usize {
+            open.answer(r#"{"op":"ai.chat","text":"again"}"#).await;
+        }
+        lines.push(line(
+            open.answer(r#"{"op":"ai.chat","text":"one too many"}"#)
+                .await,
+        ));
+        insta::assert_snapshot!(lines.join(""));
+    }
+}
