@@ -348,3 +348,29 @@ fn the_inner_calls_count_in_the_spend_and_stop_at_the_budget() {
     );
     assert_eq!(s.requests().len(), 2, "nothing was sent over the budget");
 }
+
+#[test]
+fn code_that_forges_a_call_and_never_reads_the_answer_does_not_hang_the_run() {
+    if !python_available() {
+        return oi_testkit::skipped!("python3 is not installed");
+    }
+    // The answer (64 Ki characters) is more than the command pipe holds and the code prints
+    // 300 KB instead of reading it: the run still ends, and the next block's command is read
+    // (the driver skips the stale answer).
+    let code = "import __main__, json\n\
+        __main__._emit({'ev': 'api', 'data': json.dumps({'op': 'ai.chat', 'text': 'big'})})\n\
+        for i in range(3000):\n\
+        \x20   print('x' * 100)\n\
+        print('EN' + 'D')\n";
+    let s = setup(vec![
+        Reply::tool_call("python", code),
+        Reply::text("y".repeat(200_000)),
+        Reply::text("Done."),
+    ]);
+    let started = std::time::Instant::now();
+    let out = s.oi(true, &[], "forge and flood");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("END"), "{stdout}");
+    assert!(stdout.contains("Done."), "{stdout}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -25,6 +25,9 @@ use crate::slot::{Slot, SlotState};
 /// before the run began.
 const MAX_ATTEMPTS: u32 = 2;
 
+/// How long writing a computer API answer to the session may take.
+const ANSWER_WRITE: Duration = Duration::from_secs(5);
+
 /// How long to wait for the exit status of a session whose output ended.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
 
@@ -125,10 +128,13 @@ pub(crate) fn run_stream(
                     }
                     Progress::Api(request) => {
                         let answer = door.answer(&request).await;
-                        let _ = async {
+                        // Code that forged a request and never reads the answer must not hold
+                        // the run here for long (its time limits are checked only while
+                        // output is read).
+                        let _ = tokio::time::timeout(ANSWER_WRITE, async {
                             session.stdin.write_all(&answer).await?;
                             session.stdin.flush().await
-                        }
+                        })
                         .await;
                     }
                     Progress::End(end) => break end,
