@@ -53,6 +53,13 @@ mod tests {
     }
 
     #[test]
+    fn the_notice_names_computer_ai_summarize_only_while_the_api_exists() {
+        assert!(truncation_notice(5, true).contains("computer.ai.summarize(output)"));
+        assert!(!truncation_notice(5, false).contains("computer."));
+        assert!(!truncation_notice(5, true).contains("get_last_output"));
+    }
+
+    #[test]
     fn counts_characters_not_bytes() {
         assert_eq!(truncate_output("ééé", 3, false), "ééé");
     }
