@@ -49,13 +49,9 @@ def pytest_unconfigure(config):
         _MODEL.stop()
 
 
-# Test files that cannot even be imported on oi, and why (listed in docs/differences.md).
-NOT_COLLECTED = {
-    "core/computer/test_computer.py": "imports interpreter.core.computer.computer.Computer and "
-    "counts its 15 tools: oi has no computer API module",
-    "core/computer/files/test_files.py": "imports interpreter.core.computer.files.files.Files "
-    "(computer.files.edit/search): oi has no computer API module",
-}
+# Test files that cannot even be imported on oi, and why (listed in docs/differences.md):
+# none since issue 25 built the computer API's modules.
+NOT_COLLECTED = {}
 collect_ignore = list(NOT_COLLECTED)
 
 
@@ -72,8 +68,6 @@ EXPECTED_FAILURES = {
     "calculator prints the full value",
     "tests/test_interpreter.py::test_server": "needs a real model: it tells the model a word "
     "('crunk', 'barloney') and asks for it back; the scripted calculator only computes",
-    "tests/test_interpreter.py::test_ai_chat": "computer.ai is not in oi's Python package (the "
-    "computer API is not built yet)",
     "tests/test_interpreter.py::test_hello_world": "needs a real model: the reply must be "
     "exactly 'Hello, World!' (the scripted calculator greets instead)",
     "tests/test_interpreter.py::test_write_to_file": "needs a real model: it must write "

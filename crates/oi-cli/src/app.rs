@@ -79,7 +79,8 @@ pub async fn interpreter(
         eprintln!("oi: {failure}");
     }
     let _ = MCP.set(Arc::clone(&clients));
-    let computer = Arc::new(assembly.computer(&settings));
+    let link = oi_core::computer_api::ApiLink::new();
+    let computer = Arc::new(assembly.computer(&settings, &link));
     let computer = oi_mcp::offer::offer(computer, &clients);
-    assembly.interpreter_on(settings, computer)
+    assembly.interpreter_on(settings, computer, &link)
 }

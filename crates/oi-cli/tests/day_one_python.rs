@@ -169,5 +169,13 @@ fn a_template_in_the_system_message_is_rendered() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    assert_eq!(system, format!("Six times seven is 42. Home: {dir}"));
+    // The packaged default profile imports the computer API (as the original's): its section
+    // follows the rendered message.
+    assert_eq!(
+        system,
+        format!(
+            "Six times seven is 42. Home: {dir}\n\n{}",
+            oi_core::prompts::COMPUTER_API_SYSTEM_MESSAGE
+        )
+    );
 }

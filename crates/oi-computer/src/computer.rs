@@ -64,6 +64,8 @@ impl LocalComputer {
                 timeout: None,
                 idle_timeout: None,
                 confine: Arc::new(Confine::default()),
+                door: None,
+                api: false,
             },
         }
     }
@@ -125,6 +127,13 @@ impl LocalComputer {
         self
     }
 
+    /// Serves the computer API's calls that need oi (`computer.ai.*`, `computer.skills.save`)
+    /// to the code's Python session, for runs that import the API (see `api_door.rs`).
+    pub fn with_api(mut self, api: Arc<dyn oi_core::computer_api::ComputerApi>) -> Self {
+        self.config.door = Some(crate::api_door::Door(api));
+        self
+    }
+
     /// The sandbox policy sessions run under.
     pub fn sandbox(&self) -> &SandboxPolicy {
         &self.config.confine.policy
@@ -178,6 +187,7 @@ impl LocalComputer {
         ComputerSettings {
             sandbox: self.config.confine.policy.clone(),
             limits: self.config.confine.limits,
+            api: false,
         }
     }
 
@@ -254,6 +264,7 @@ impl Computer for LocalComputer {
         let slot = Arc::clone(&self.slots[language.index()]);
         let config = RunConfig {
             confine,
+            api: policy.api,
             ..self.config.clone()
         };
         run_stream(slot, code.to_owned(), config, Arc::clone(&self.next_run)).boxed()

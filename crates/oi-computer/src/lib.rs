@@ -41,6 +41,7 @@ mod languages;
 
 // 6. The computer: `LocalComputer`, a language's slot, one run, reading it, and what the
 //    run's outputs become (`@@@` output markers, merging).
+mod api_door;
 mod computer;
 mod merge_outputs;
 mod output_markers;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use oi_core::computer::Output;
 use tokio::io::AsyncWriteExt;
 
+use crate::api_door::{Door, RunDoor};
 use crate::languages::Language;
 use crate::languages::engine;
 use crate::languages::start_error::StartError;
@@ -23,6 +24,9 @@ use crate::slot::{Slot, SlotState};
 /// A run is tried at most this often: once more in a new session when its session died
 /// before the run began.
 const MAX_ATTEMPTS: u32 = 2;
+
+/// How long writing a computer API answer to the session may take.
+const ANSWER_WRITE: Duration = Duration::from_secs(5);
 
 /// How long to wait for the exit status of a session whose output ended.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
@@ -40,6 +44,10 @@ pub(crate) struct RunConfig {
     pub idle_timeout: Option<Duration>,
     /// Sandbox policy and resource limits of every session.
     pub confine: Arc<Confine>,
+    /// What answers the computer API's door, when the computer has one.
+    pub door: Option<Door>,
+    /// Whether this run imports the computer API (set per run).
+    pub api: bool,
 }
 
 /// Runs `code` in `slot`'s session (started when there is none), as a stream of its outputs;
@@ -82,7 +90,7 @@ pub(crate) fn run_stream(
             let run = ids.fetch_add(1, Ordering::SeqCst);
             state.used = true;
             let Some(session) = state.session.as_mut() else { return };
-            let mut guard = match send_code(session, language, &nonce, run, &code).await {
+            let mut guard = match send_code(session, language, &nonce, run, &code, config.api).await {
                 Ok(guard) => guard,
                 Err(SendError::Encode(e)) => {
                     yield Output::console(format!(
@@ -106,6 +114,7 @@ pub(crate) fn run_stream(
             };
 
             let mut reader = RunReader::new(run, config.timeout, config.idle_timeout);
+            let mut door = RunDoor::new(config.door.as_ref(), config.api);
             let end = loop {
                 match reader.next(session).await {
                     Progress::Outputs(outputs) => {
@@ -116,6 +125,17 @@ pub(crate) fn run_stream(
                     Progress::TimedOut(note) => {
                         yield note;
                         session.handle.interrupt(run);
+                    }
+                    Progress::Api(request) => {
+                        let answer = door.answer(&request).await;
+                        // Code that forged a request and never reads the answer must not hold
+                        // the run here for long (its time limits are checked only while
+                        // output is read).
+                        let _ = tokio::time::timeout(ANSWER_WRITE, async {
+                            session.stdin.write_all(&answer).await?;
+                            session.stdin.flush().await
+                        })
+                        .await;
                     }
                     Progress::End(end) => break end,
                 }
@@ -243,9 +263,10 @@ async fn send_code(
     nonce: &str,
     run: u64,
     code: &str,
+    api: bool,
 ) -> Result<RunGuard, SendError> {
     let command =
-        engine::command(language, session, nonce, run, code).map_err(SendError::Encode)?;
+        engine::command(language, session, nonce, run, code, api).map_err(SendError::Encode)?;
     let mut guard = RunGuard::begin(Arc::clone(&session.handle), run);
     let written = async {
         session.stdin.write_all(&command).await?;

@@ -36,6 +36,8 @@ pub(crate) enum Progress {
     Outputs(Vec<Output>),
     /// A time limit ran out: pass the note on, then interrupt the run.
     TimedOut(Output),
+    /// The code asks the computer API (the request's JSON): answer it, then read on.
+    Api(String),
     /// The run ended.
     End(End),
 }
@@ -205,6 +207,7 @@ impl RunReader {
             _ if !self.started => return None,
             Some(Item::Text(text)) => self.markers.push(&text),
             Some(Item::Line(line)) => vec![Output::active_line(line)],
+            Some(Item::Api(request)) => return Some(Progress::Api(request)),
             Some(Item::Rich(output)) => {
                 let mut outputs = self.markers.finish();
                 outputs.push(output);

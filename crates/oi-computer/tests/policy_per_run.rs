@@ -49,6 +49,7 @@ async fn each_run_takes_the_policy_it_is_given() {
             ..SandboxPolicy::default()
         },
         limits: ResourceLimits::default(),
+        api: false,
     };
     let c = LocalComputer::new();
 

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use oi_computer::{LocalComputer, SandboxSupport, Secrets};
+use oi_core::computer_api::ApiLink;
 use oi_core::{Interpreter, LanguageModel, Settings};
 
 /// What every computer a program builds shares: the kernel's sandbox support (probed once,
@@ -117,30 +118,36 @@ impl Assembly {
         &self.parts
     }
 
-    /// The computer for `settings` (see [`ComputerParts::computer`]).
-    pub fn computer(&self, settings: &Settings) -> LocalComputer {
-        self.parts.computer(settings)
+    /// The computer for `settings` (see [`ComputerParts::computer`]), whose Python sessions
+    /// reach the computer API's calls that need oi (`computer.ai.*`, saving a skill) through
+    /// `link`, once [`Assembly::interpreter_on`] binds it to the interpreter.
+    pub fn computer(&self, settings: &Settings, link: &ApiLink) -> LocalComputer {
+        self.parts
+            .computer(settings)
+            .with_api(Arc::new(link.clone()))
     }
 
     /// An interpreter with `settings`, the shared model provider and `computer` (one built by
-    /// [`Assembly::computer`], possibly wrapped, e.g. to add MCP servers' tools).
+    /// [`Assembly::computer`] with `link`, possibly wrapped, e.g. to add MCP servers' tools);
+    /// `link` is bound to it, so the computer API's calls are served by this interpreter
+    /// (its model, its settings, its spend and budget).
     pub fn interpreter_on(
         &self,
         settings: Settings,
         computer: Arc<dyn oi_core::Computer>,
+        link: &ApiLink,
     ) -> Interpreter {
-        Interpreter::new(settings, self.model.clone(), computer, oi_judge::judge())
+        let interpreter =
+            Interpreter::new(settings, self.model.clone(), computer, oi_judge::judge());
+        link.bind(&interpreter);
+        interpreter
     }
 
     /// An interpreter with `settings`, the shared model provider and a new computer.
     pub fn interpreter(&self, settings: Settings) -> Interpreter {
-        let computer = self.computer(&settings);
-        Interpreter::new(
-            settings,
-            self.model.clone(),
-            Arc::new(computer),
-            oi_judge::judge(),
-        )
+        let link = ApiLink::new();
+        let computer = self.computer(&settings, &link);
+        self.interpreter_on(settings, Arc::new(computer), &link)
     }
 }
 

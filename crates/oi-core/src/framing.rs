@@ -33,7 +33,8 @@ impl FlagBase {
 pub struct FramerOptions {
     /// Characters of console output kept in storage.
     pub max_output: usize,
-    /// Add the `get_last_output` hint to the truncation notice.
+    /// The computer API is imported into the code's session: the truncation notice may point
+    /// at `computer.ai.summarize`.
     pub add_scrollbars: bool,
 }
 

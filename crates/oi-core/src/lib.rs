@@ -24,6 +24,7 @@
 pub mod approval;
 pub mod blocking;
 pub mod computer;
+pub mod computer_api;
 pub mod fence;
 pub mod framing;
 pub mod history;

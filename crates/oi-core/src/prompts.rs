@@ -78,3 +78,24 @@ pub fn unsupported_language_message(language: &str) -> String {
 /// The `execute` tool's description.
 pub const EXECUTE_TOOL_DESCRIPTION: &str =
     "Executes code on the user's machine **in the users local environment** and returns the output";
+
+/// The system message's "THE COMPUTER API" section (spec b.1, d.1), added while
+/// `import_computer_api` is on: the original's frame around one line per method that exists
+/// in oi's headless `computer` (the screen, mouse, keyboard, mail and other desktop tools
+/// are left out: oi refuses them).
+pub const COMPUTER_API_SYSTEM_MESSAGE: &str = "# THE COMPUTER API
+A python `computer` module is ALREADY IMPORTED, and can be used for many tasks:
+```python
+computer.ai.chat(text) # Asks the language model `text` and returns its answer.
+computer.ai.query(text, query, custom_reduce_query=None) # Asks `query` of a long `text`, chunk by chunk, and returns the combined answer.
+computer.ai.summarize(text) # Summarizes a long text into a concise paragraph.
+computer.files.edit(path, original_text, replacement_text) # Edits a file on the filesystem, replacing the original text with the replacement text.
+computer.files.search(query, paths=None) # Searches the text files under `paths` (default: the working directory) for `query` and returns the matching lines.
+computer.skills.list() # Lists the saved skills.
+computer.skills.search(query) # Lists the saved skills whose name or code mention `query`.
+computer.skills.import_skills() # Defines every saved skill (a Python function of the same name) in this session.
+computer.skills.save(name, code) # Saves `code`, which defines the function `name`, as a skill for later sessions.
+computer.terminal.run(language, code) # Runs python or shell code and returns its output as a list of messages.
+computer.os.notify(text) # Shows a notification to the user.
+```
+Do not import the computer module, or any of its sub-modules. They are already imported.";

@@ -63,6 +63,10 @@ async fn system_message(settings: &Settings, computer: &Arc<dyn Computer>) -> St
         text.push_str("\n\n");
         text.push_str(&settings.custom_instructions);
     }
+    if settings.import_computer_api && !text.contains(prompts::COMPUTER_API_SYSTEM_MESSAGE) {
+        text.push_str("\n\n");
+        text.push_str(prompts::COMPUTER_API_SYSTEM_MESSAGE);
+    }
     if text.contains("{{") {
         render_templates(&text, computer, &settings.computer).await
     } else {
@@ -440,7 +444,8 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     }
                     let code = code_after_decision(&ctx.shared, decision, code);
                     tracing::info!(%language, "running the code");
-                    let mut output = ctx.computer.run(&language, &code, &ctx.settings.computer);
+                    let policy = ctx.settings.run_policy(&language);
+                    let mut output = ctx.computer.run(&language, &code, &policy);
                     let mut run = std::hash::DefaultHasher::new();
                     std::hash::Hash::hash(&(&language, &code), &mut run);
                     let mut printed = String::new();

@@ -69,11 +69,15 @@ fn tool_specs(request: &ModelRequest) -> Vec<ToolSpec> {
         })
         .cloned()
         .collect();
-    let mut specs = vec![ToolSpec {
-        name: crate::schema::EXECUTE.to_owned(),
-        description: oi_core::prompts::EXECUTE_TOOL_DESCRIPTION.to_owned(),
-        parameters: execute_parameters(&languages),
-    }];
+    // No languages (a `computer.ai` request): no `execute` to offer.
+    let mut specs = Vec::new();
+    if !request.languages.is_empty() {
+        specs.push(ToolSpec {
+            name: crate::schema::EXECUTE.to_owned(),
+            description: oi_core::prompts::EXECUTE_TOOL_DESCRIPTION.to_owned(),
+            parameters: execute_parameters(&languages),
+        });
+    }
     specs.extend(
         request
             .tools

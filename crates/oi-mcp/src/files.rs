@@ -135,7 +135,12 @@ mod tests {
     /// repository's hook.
     #[test]
     fn git_is_found_in_any_case_at_any_depth() {
-        for asked in [".git/config", ".GIT/hooks/pre-commit", "sub/.Git/HEAD", "a/b/.gIT"] {
+        for asked in [
+            ".git/config",
+            ".GIT/hooks/pre-commit",
+            "sub/.Git/HEAD",
+            "a/b/.gIT",
+        ] {
             assert!(is_in_git(asked), "{asked}");
         }
         for asked in ["git/config", ".github/workflows/ci.yml", "a/.gitignore"] {

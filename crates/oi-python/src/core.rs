@@ -234,7 +234,7 @@ impl Core {
     ) -> PyResult<Bound<'py, PyList>> {
         self.prepare();
         let rt = self.rt()?;
-        let policy = self.interpreter.settings().computer;
+        let policy = self.interpreter.settings().run_policy(language);
         let stream = self.interpreter.computer().run(language, code, &policy);
         let outputs: Vec<Output> = runtime::wait(py, rt, stream.collect())?;
         let list = PyList::empty(py);
@@ -242,6 +242,28 @@ impl Core {
             list.append(convert::output_object(py, output)?)?;
         }
         Ok(list)
+    }
+
+    /// A computer API call that needs oi (`ai.chat`, `ai.query`, `ai.summarize`): the
+    /// configured model asked through oi's core, the spend counted. A failure raises
+    /// `RuntimeError` with oi's sentence.
+    #[pyo3(signature = (op, text, query = String::new()))]
+    fn computer_api(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        text: String,
+        query: String,
+    ) -> PyResult<String> {
+        let rt = self.rt()?;
+        let request = oi_core::computer_api::ApiRequest {
+            op: op.to_owned(),
+            text,
+            query,
+            code: String::new(),
+        };
+        let answer = runtime::wait(py, rt, self.interpreter.computer_api(request))?;
+        answer.map_err(pyo3::exceptions::PyRuntimeError::new_err)
     }
 
     /// What this interpreter's model requests have cost so far, in USD (kept across
@@ -253,7 +275,7 @@ impl Core {
     /// Starts running `code` in `language` and returns its outputs as they come.
     fn run_stream(&self, language: &str, code: &str) -> crate::run_stream::RunStream {
         self.prepare();
-        let policy = self.interpreter.settings().computer;
+        let policy = self.interpreter.settings().run_policy(language);
         let stream = self.interpreter.computer().run(language, code, &policy);
         crate::run_stream::RunStream::new(stream, self.runtime.clone())
     }

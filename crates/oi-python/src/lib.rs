@@ -43,6 +43,12 @@ mod wiring;
 
 use pyo3::prelude::*;
 
+/// The skills folder (`<config dir>/open-interpreter/skills`), as oi's core finds it.
+#[pyfunction]
+fn skills_dir() -> Option<String> {
+    oi_core::computer_api::skills_dir().map(|dir| dir.display().to_string())
+}
+
 /// The module `interpreter._oi`.
 #[pymodule(name = "_oi")]
 fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -57,6 +63,7 @@ fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("SERVER_OPTIONS", server_options::OPTIONS.to_vec())?;
     module.add_function(wrap_pyfunction!(tokens::count_tokens, module)?)?;
     module.add_function(wrap_pyfunction!(tokens::token_cost, module)?)?;
+    module.add_function(wrap_pyfunction!(skills_dir, module)?)?;
     module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

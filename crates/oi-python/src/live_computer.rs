@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use oi_core::computer_api::ApiLink;
 use oi_core::{Computer, LanguageSpec, Output, OutputStream, Settings};
 
 use crate::custom_language::CustomLanguage;
@@ -15,8 +16,10 @@ use crate::custom_language::CustomLanguage;
 /// The local computer for `settings`, built as `oi` builds its own: limits and sandbox as
 /// set (off by default, as the original's Python API), the model's keys withheld from the
 /// code by name and by value, oi's conversations directory kept out of its reach.
-fn computer(settings: &Settings) -> oi_computer::LocalComputer {
-    oi_config::ComputerParts::new(settings, None).computer(settings)
+fn computer(settings: &Settings, link: &ApiLink) -> oi_computer::LocalComputer {
+    oi_config::ComputerParts::new(settings, None)
+        .computer(settings)
+        .with_api(Arc::new(link.clone()))
 }
 
 /// A lazily built local computer with a language allowlist.
@@ -29,13 +32,16 @@ pub struct LiveComputer {
     custom: RwLock<Vec<CustomLanguage>>,
     /// The connected MCP servers, if any.
     mcp: RwLock<Option<Arc<oi_mcp::client::McpClients>>>,
+    /// How the code's Python session reaches this interpreter's computer API
+    /// (`import_computer_api`), bound by `wiring.rs`.
+    pub link: ApiLink,
 }
 
 impl LiveComputer {
     /// Builds the local computer now, for `settings`, unless it was built already.
     pub fn prepare(&self, settings: &Settings) -> Arc<oi_computer::LocalComputer> {
         self.inner
-            .get_or_init(|| Arc::new(computer(settings)))
+            .get_or_init(|| Arc::new(computer(settings, &self.link)))
             .clone()
     }
 

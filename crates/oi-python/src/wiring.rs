@@ -17,5 +17,6 @@ pub fn interpreter(settings: Settings) -> (Interpreter, Arc<LiveComputer>) {
         computer.clone(),
         oi_judge::judge(),
     );
+    computer.link.bind(&interpreter);
     (interpreter, computer)
 }

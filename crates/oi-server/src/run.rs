@@ -43,9 +43,10 @@ pub async fn run_with_mcp(
     }
     let factory: InterpreterFactory = Arc::new(move || {
         let settings = settings.clone();
-        let computer = Arc::new(assembly.computer(&settings));
+        let link = oi_core::computer_api::ApiLink::new();
+        let computer = Arc::new(assembly.computer(&settings, &link));
         let computer = oi_mcp::offer::offer(computer, &clients);
-        assembly.interpreter_on(settings, computer)
+        assembly.interpreter_on(settings, computer, &link)
     });
     let (host, port) = (config.host.clone(), config.port);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))

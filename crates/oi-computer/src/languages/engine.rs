@@ -64,6 +64,7 @@ pub(crate) fn command(
     nonce: &str,
     id: u64,
     code: &str,
+    api: bool,
 ) -> std::io::Result<Vec<u8>> {
     let workdir = || {
         session
@@ -82,15 +83,24 @@ pub(crate) fn command(
             nonce,
         )),
         Language::R => Ok(crate::languages::r::command(id, code)),
+        Language::Python if api => Ok(json_line(serde_json::json!({
+            "id": id,
+            "code": code,
+            "api": crate::api_door::SOURCE,
+            "skills": oi_core::computer_api::skills_dir(),
+        }))),
         _ => Ok(json_command(id, code)),
     }
 }
 
 /// The JSON command line `{"id": …, "code": …}` the drivers read.
 fn json_command(id: u64, code: &str) -> Vec<u8> {
-    let mut line = serde_json::json!({ "id": id, "code": code })
-        .to_string()
-        .into_bytes();
+    json_line(serde_json::json!({ "id": id, "code": code }))
+}
+
+/// `value` as one JSON line.
+fn json_line(value: serde_json::Value) -> Vec<u8> {
+    let mut line = value.to_string().into_bytes();
     line.push(b'\n');
     line
 }

@@ -985,6 +985,16 @@ def _run(run, code):
     _execute(run, filename, code)
 
 
+def _install_api(source, skills):
+    """Imports oi's `computer` API (python_computer_api.py) into the namespace once (a
+    `computer` of the code's own is left alone), and as the module `computer`."""
+    if "computer" in _user:
+        return
+    space = {"__name__": "oi_computer_api", "__builtins__": builtins}
+    exec(compile(source, "<oi computer api>", "exec"), space)
+    _user["computer"] = sys.modules["computer"] = space["make_computer"](_emit, _cmd, _user, skills or "")
+
+
 def _main():
     while True:
         try:
@@ -997,12 +1007,19 @@ def _main():
             command = json.loads(line)
         except ValueError:
             continue
+        if not isinstance(command, dict) or "api" in command and "id" not in command:
+            continue  # a computer API answer that came after its call gave up
         run = int(command.get("id", 0))
         try:
             _State.run = run
             _State.last_line = 0
             _State.lines = 0
             _emit({"ev": "start", "id": run})
+            if command.get("api"):
+                try:
+                    _install_api(command["api"], command.get("skills"))
+                except Exception as exc:
+                    print("oi: the computer API could not be imported: %s" % (exc,), file=sys.stderr)
             _run(run, command.get("code", ""))
             _figures()
         except KeyboardInterrupt:

@@ -102,6 +102,9 @@ impl Reader {
                 "done" => self.on_done(event.id),
                 "line" => self.on_line(event.n),
                 "rich" => self.on_rich(event),
+                "api" => {
+                    let _ = self.tx.send(Item::Api(event.data.unwrap_or_default()));
+                }
                 _ => {}
             },
         }

@@ -24,6 +24,8 @@ pub(crate) enum Item {
     Line(u64),
     /// Rich output (image, html).
     Rich(Output),
+    /// A computer API request (its JSON), to answer on the session's commands.
+    Api(String),
     /// The output pipe closed: every process of the session is gone.
     Eof,
     /// A watchdog killed the session because it did not stop after an interrupt.

@@ -239,6 +239,10 @@ pub struct ComputerSettings {
     pub sandbox: SandboxPolicy,
     /// Limits for each language session.
     pub limits: ResourceLimits,
+    /// For one run only, never stored: the `computer` API is imported into a Python session
+    /// (the respond loop sets it from `import_computer_api` when it runs a Python block).
+    #[serde(skip)]
+    pub api: bool,
 }
 
 #[cfg(test)]

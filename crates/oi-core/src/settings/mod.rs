@@ -154,7 +154,9 @@ pub struct Settings {
     pub conversation_history: bool,
     /// Where conversations are saved (default: `<config dir>/open-interpreter/conversations`).
     pub conversation_history_path: Option<PathBuf>,
-    /// Offer the `computer` Python API (affects the truncation hint).
+    /// Import the headless `computer` API into the code's Python session, describe it in the
+    /// system message ("THE COMPUTER API") and point the truncation notice at
+    /// `computer.ai.summarize`.
     pub import_computer_api: bool,
     /// Plain-text display in the CLI.
     pub plain_text_display: bool,
@@ -250,6 +252,18 @@ impl Settings {
             home: dirs::home_dir(),
             cwd: std::env::current_dir().ok(),
         }
+    }
+
+    /// The sandbox and limits of a run of `language`, with the computer API imported into a
+    /// Python session when `import_computer_api` is on (spec d.1).
+    pub fn run_policy(&self, language: &str) -> ComputerSettings {
+        let mut policy = self.computer.clone();
+        policy.api = self.import_computer_api
+            && matches!(
+                language.trim().to_ascii_lowercase().as_str(),
+                "python" | "py"
+            );
+        policy
     }
 
     /// Where conversations are saved.

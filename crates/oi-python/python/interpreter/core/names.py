@@ -58,7 +58,7 @@ LLM = (
     "max_budget",
 )
 
-# The original's `computer.*` tools, which oi does not provide.
+# The original's `computer.*` tools (the desktop ones refuse every call in oi).
 COMPUTER_TOOLS = (
     "ai",
     "browser",
@@ -79,7 +79,9 @@ COMPUTER_TOOLS = (
 
 # The methods and other attributes of each class (for hints).
 METHODS = ("chat", "reset", "wait", "display_message", "get_oi_dir", "approve", "messages", "llm", "computer")
-COMPUTER_NAMES = ("run", "terminate", "languages", "import_computer_api", "stop")
+COMPUTER_NAMES = (
+    "run", "terminate", "languages", "import_computer_api", "stop", "exec", "system_message",
+) + COMPUTER_TOOLS + ("terminal",)
 
 
 def hint(name, known):

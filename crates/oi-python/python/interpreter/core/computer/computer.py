@@ -1,9 +1,26 @@
-"""``interpreter.computer``: runs code in oi's persistent language sessions."""
+"""``interpreter.computer``: runs code in oi's persistent language sessions, with the
+original's headless computer API: ``ai``, ``files``, ``skills``, ``terminal``, ``os``; the
+desktop tools (``mouse``, ``keyboard``, ``display``, ``mail``, …) raise a clear error."""
 
+import inspect
 import json
 import sys
 
-from . import names
+from .. import names
+from . import refused
+from .ai.ai import Ai
+from .files.files import Files
+from .os.os import Os
+from .skills.skills import Skills
+from .terminal.terminal import Terminal
+
+# The original's order of the tools (its `_get_all_computer_tools_list`).
+TOOL_ORDER = (
+    "mouse", "keyboard", "display", "clipboard", "mail", "sms", "calendar", "contacts",
+    "browser", "os", "vision", "skills", "docs", "ai", "files",
+)
+# The tools oi provides (the others are refused).
+AVAILABLE = ("os", "skills", "ai", "files")
 
 
 class Language:
@@ -78,7 +95,7 @@ def _show(output):
     """Prints console output (cleaned of escape sequences)."""
     import sys
 
-    from .. import _oi
+    from ... import _oi
 
     if output.get("type") == "console" and output.get("format", "output") == "output":
         sys.stdout.write(_oi.Renderer.clean(str(output.get("content", ""))))
@@ -104,6 +121,47 @@ class Computer:
     def __init__(self, core):
         object.__setattr__(self, "_core", core)
         object.__setattr__(self, "_custom", [])
+        object.__setattr__(self, "terminal", Terminal(self))
+        object.__setattr__(self, "ai", Ai(self))
+        object.__setattr__(self, "files", Files(self))
+        object.__setattr__(self, "skills", Skills(self))
+        object.__setattr__(self, "os", Os(self))
+        for tool, cls in refused.CLASSES.items():
+            object.__setattr__(self, tool, cls(self))
+
+    def _get_all_computer_tools_list(self):
+        """The original's 15 tools, in its order (the desktop ones refuse every call)."""
+        return [getattr(self, tool) for tool in TOOL_ORDER]
+
+    def _get_all_computer_tools_signature_and_description(self, available_only=False):
+        """``computer.<tool>.<method>(<params>) # <docstring>`` for each public method, as the
+        original lists them; `available_only` leaves out the refused tools."""
+        lines = []
+        for tool in TOOL_ORDER:
+            if available_only and tool not in AVAILABLE:
+                continue
+            for name, method in inspect.getmembers(getattr(self, tool), predicate=inspect.ismethod):
+                if name.startswith("_"):
+                    continue
+                params = ", ".join(
+                    p.name if p.default is p.empty else f"{p.name}={p.default!r}"
+                    for p in inspect.signature(method).parameters.values()
+                    if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                )
+                doc = (method.__doc__ or "").strip()
+                lines.append(f"computer.{tool}.{name}({params}) # {doc}")
+        return lines
+
+    @property
+    def system_message(self):
+        """The system message's "THE COMPUTER API" section (what exists in oi)."""
+        tools = "\n".join(self._get_all_computer_tools_signature_and_description(True))
+        return (
+            "# THE COMPUTER API\n"
+            "A python `computer` module is ALREADY IMPORTED, and can be used for many tasks:\n"
+            f"```python\n{tools}\n```\n"
+            "Do not import the computer module, or any of its sub-modules. They are already imported."
+        )
 
     @property
     def languages(self):
@@ -144,8 +202,8 @@ class Computer:
 
     @property
     def import_computer_api(self):
-        """Whether the truncation note points at ``computer`` helpers (kept for
-        compatibility; oi offers no computer API to the code)."""
+        """Whether the ``computer`` API is imported into the code's Python session (and
+        described in the system message)."""
         return self._core.get("import_computer_api")
 
     @import_computer_api.setter
@@ -231,13 +289,17 @@ class Computer:
         """Interrupts the running code; the sessions stay."""
         self._core.stop_code()
 
+    def exec(self, code):
+        """Runs shell `code` (the original's ``computer.exec``)."""
+        return self.run("shell", code)
+
+    def screenshot(self, *args, **kwargs):
+        """Not available in oi (headless)."""
+        raise NotImplementedError("computer.screenshot is " + refused.NOT_HEADLESS)
+
+    view = screenshot
+
     def __getattr__(self, name):
-        if name in names.COMPUTER_TOOLS:
-            raise AttributeError(
-                f"computer.{name} is not available in oi: oi runs the model's code but offers "
-                "none of the computer.* tools (display, mouse, keyboard, files, …); see "
-                "docs/differences.md"
-            )
         raise AttributeError(
             f"'Computer' object has no attribute {name!r}" + names.hint(name, names.COMPUTER_NAMES)
         )
@@ -247,9 +309,13 @@ class Computer:
             object.__setattr__(self, name, value)
         elif name in ("offline", "verbose", "debug", "emit_images", "save_skills"):
             object.__setattr__(self, name, value)
-        elif name in ("skills_path", "import_skills"):
+        elif name == "skills_path":
+            self.skills.path = value
+        elif name == "import_skills":
             if value:
-                raise ValueError(f"computer.{name} is not supported: oi has no skills library")
+                raise ValueError(
+                    "computer.import_skills is not supported: call computer.skills.import_skills()"
+                )
         else:
             raise AttributeError(
                 f"'Computer' object has no attribute {name!r}" + names.hint(name, names.COMPUTER_NAMES)

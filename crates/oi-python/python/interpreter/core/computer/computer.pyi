@@ -16,6 +16,23 @@ class Computer:
 
     languages: List[Language]
     import_computer_api: bool
+    system_message: str
+    ai: Any
+    files: Any
+    skills: Any
+    terminal: Any
+    os: Any
+    mouse: Any
+    keyboard: Any
+    display: Any
+    clipboard: Any
+    mail: Any
+    sms: Any
+    calendar: Any
+    contacts: Any
+    browser: Any
+    vision: Any
+    docs: Any
 
     def run(
         self, language: str, code: str, stream: bool = False, display: bool = False

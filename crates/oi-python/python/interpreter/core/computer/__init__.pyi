@@ -1,0 +1,1 @@
+from .computer import Computer as Computer, Language as Language
