@@ -5,6 +5,7 @@ mod app;
 mod approve;
 mod args;
 mod conversations;
+mod cost;
 mod display;
 mod doc;
 mod errors;
@@ -233,8 +234,11 @@ async fn one_shot(
         model: activity::ModelLabel::of(&settings.llm),
         model_loaded: &mut ui.model_loaded,
     };
-    let ended = turn::run(interpreter.chat(message), &mut renderer, context).await?;
-    Ok(match ended {
+    let ended = turn::run(interpreter.chat(message), &mut renderer, context).await;
+    if let Some(line) = cost::after_turn(interpreter) {
+        eprintln!("{line}");
+    }
+    Ok(match ended? {
         turn::Ended::Done => ExitCode::SUCCESS,
         turn::Ended::Stopped => ExitCode::from(130),
     })
