@@ -88,22 +88,28 @@ fn verbose_prints_the_turns_tokens_and_cost_without_a_budget() {
 fn without_verbose_no_usage_line_is_printed() {
     let s = setup(vec![Reply::text("Hi.").with_usage(10, 2)]);
     let out = oi(&s, &["-y", "--model", "gpt-4o", "hello"], "");
-    assert!(!text(&out.stderr).contains("[usage]"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("[usage]"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn an_unknown_price_is_said_to_be_unknown_with_its_tokens() {
     let s = setup(vec![Reply::text("Hi.").with_usage(321, 7)]);
-    let out = oi(&s, &["-v", "-y", "--model", "openai/mystery-model", "hello"], "");
+    let out = oi(
+        &s,
+        &["-v", "-y", "--model", "openai/mystery-model", "hello"],
+        "",
+    );
     let stderr = text(&out.stderr);
     let line = stderr
         .lines()
         .find(|l| l.starts_with("[usage]"))
         .unwrap_or_else(|| panic!("no usage line: {stderr}"));
     assert!(
-        line.starts_with(
-            "[usage] this turn: 1 request, 321 prompt + 7 reply tokens, cost unknown"
-        ),
+        line.starts_with("[usage] this turn: 1 request, 321 prompt + 7 reply tokens, cost unknown"),
         "{line}"
     );
 }

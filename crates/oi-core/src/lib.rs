@@ -51,6 +51,6 @@ pub use model::{
     LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, UnreachableKind, Usage,
 };
 pub use policy::{ApprovalPolicy, Judge, Rules, Verdict};
-pub use runtime::{RuntimeState, Tally};
+pub use runtime::{RuntimeState, Tally, UsageReport};
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
 pub use turn::{StopHandle, Turn, TurnError, TurnEvent};

@@ -87,7 +87,30 @@ impl Tally {
     }
 }
 
+/// The usage a client is shown (the server's `GET /sessions/{id}` and, when asked for,
+/// its `complete`s): the last turn's and the session's tallies, and the spend `max_budget`
+/// counts.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct UsageReport {
+    /// The requests of the last turn (or of the turn that just completed).
+    pub last_turn: Tally,
+    /// Every request of the session.
+    pub session: Tally,
+    /// What the requests with a known price cost, in USD (what `max_budget` is checked
+    /// against; a request of unknown price counts 0).
+    pub spent: f64,
+}
+
 impl RuntimeState {
+    /// The usage a client is shown.
+    pub fn usage(&self) -> UsageReport {
+        UsageReport {
+            last_turn: self.last_turn,
+            session: self.session,
+            spent: self.spent,
+        }
+    }
+
     /// Takes what `patch` says about the runtime state (a profile or a flag may name the
     /// conversation file to start with).
     pub fn apply(&mut self, patch: &SettingsPatch) {
