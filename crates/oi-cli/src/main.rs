@@ -94,6 +94,10 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         println!("{}", dir.display());
         return Ok(ExitCode::SUCCESS);
     }
+    if args.local_models {
+        print!("{}", local_models_text(&oi_llm::Env::from_process()));
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(name) = &args.reset_profile {
         let dir = profiles::profiles_dir()
             .ok_or_else(|| anyhow::anyhow!("no config folder on this system"))?;
@@ -173,6 +177,30 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     };
     interpreter.computer().terminate().await;
     result
+}
+
+/// What `--local_models` prints: where the embedded model's files are (the original opens
+/// its models folder in a file manager; oi prints it) and how Ollama's models are listed.
+fn local_models_text(env: &oi_llm::Env) -> String {
+    let path = oi_llm::local_model::default_model_path(env);
+    let folder = path
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map_or_else(
+            || "(no data folder on this system)".to_owned(),
+            |d| d.display().to_string(),
+        );
+    let file = path.as_deref().map_or_else(String::new, |p| {
+        let state = if p.is_file() {
+            "present"
+        } else {
+            "not fetched yet: cargo xtask fetch-model"
+        };
+        format!("\nThe default model (--local): {} ({state})", p.display())
+    });
+    format!(
+        "{folder}{file}\nAnother GGUF chat model: --model local/PATH.gguf. Ollama's models: `ollama list` (use --model ollama/NAME).\n"
+    )
 }
 
 /// Says how to go on without a key and, on a terminal, asks for one.

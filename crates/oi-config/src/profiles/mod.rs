@@ -1,7 +1,7 @@
 //! Profiles: files of settings with Open Interpreter's keys (`llm:`, `computer:`, top-level
 //! settings) — YAML or JSON, or the original's Python profiles read without running them — in
-//! `<config dir>/profiles`, plus the packaged `default.yaml`, `fast.yaml`, `local.yaml` and
-//! `vision.yaml` (spec e.4). A profile becomes a [`SettingsPatch`]; flags are laid over it.
+//! `<config dir>/profiles`, plus the packaged `default.yaml`, `fast.yaml`, `local.yaml`,
+//! `vision.yaml`, `llama3.yaml`, `codestral.yaml` and `assistant.yaml` (spec e.4). A profile becomes a [`SettingsPatch`]; flags are laid over it.
 //!
 //! A profile can turn on `auto_run`, turn off `hard_deny` or send the conversation to another
 //! `api_base`, so it is only read from where the user put it: a path the user wrote (it has a
@@ -32,6 +32,15 @@ pub const PACKAGED: &[(&str, &str)] = &[
     ("fast.yaml", include_str!("../../profiles/fast.yaml")),
     ("local.yaml", include_str!("../../profiles/local.yaml")),
     ("vision.yaml", include_str!("../../profiles/vision.yaml")),
+    ("llama3.yaml", include_str!("../../profiles/llama3.yaml")),
+    (
+        "codestral.yaml",
+        include_str!("../../profiles/codestral.yaml"),
+    ),
+    (
+        "assistant.yaml",
+        include_str!("../../profiles/assistant.yaml"),
+    ),
 ];
 
 /// Why a profile could not be used (the message names the file, and the line when known).
