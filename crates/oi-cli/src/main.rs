@@ -21,6 +21,7 @@ mod output_count;
 mod output_panel;
 mod output_tone;
 mod picker;
+mod remote_profile;
 mod render;
 mod repl;
 mod replay;
@@ -104,6 +105,11 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         let path = profiles::reset(name, &dir)?;
         println!("Profile reset: {}", path.display());
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(name) = &args.settings.profile {
+        if let Some(profile) = remote_profile::fetch_and_confirm(name).await? {
+            app::use_fetched(profile);
+        }
     }
     let (mut settings, runtime) = app::settings_from(&args)?;
     if let Some(problem) = settings

@@ -26,8 +26,19 @@ impl Layers {
     /// The layers of a program started with `args`: the profile they select (looked up as
     /// [`profiles::load`] does), this process's environment, and the flags.
     pub fn from_args(args: &SettingsArgs) -> Result<Layers, ProfileError> {
-        let dir = profiles::profiles_dir();
-        let profile = profiles::load(args.profile_name(), dir.as_deref())?;
+        Self::from_args_with(args, None)
+    }
+
+    /// [`from_args`](Self::from_args) with `fetched` as the profile when given (a profile
+    /// from a URL, fetched and accepted by the user: see [`profiles::remote`]).
+    pub fn from_args_with(
+        args: &SettingsArgs,
+        fetched: Option<Profile>,
+    ) -> Result<Layers, ProfileError> {
+        let profile = match fetched {
+            Some(profile) => profile,
+            None => profiles::load(args.profile_name(), profiles::profiles_dir().as_deref())?,
+        };
         Ok(Layers {
             profile: Some(profile),
             environment: env_patch(|k| std::env::var(k).ok()),

@@ -13,6 +13,7 @@
 
 mod nesting;
 mod python;
+pub mod remote;
 mod yaml;
 
 use std::io::Read as _;
@@ -184,6 +185,12 @@ fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
 /// given, or with `.yaml`, `.yml`, `.json` or `.py` added when it has no extension), then among
 /// the packaged profiles — never in the current directory.
 pub fn load(name: &str, dir: Option<&Path>) -> Result<Profile, ProfileError> {
+    if remote::is_url(name) {
+        return Err(ProfileError(format!(
+            "profile {name}: a profile from a URL is fetched and shown for you to accept only \
+             by oi in a terminal; here, download it, read it, and give its path."
+        )));
+    }
     if is_explicit_path(name) {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         return read_profile(&expand_home(name, home.as_deref())?);
