@@ -5,7 +5,7 @@
 use oi_core::settings::SettingsPatch;
 use oi_core::{RuntimeState, Settings};
 
-use crate::environment::env_patch;
+use crate::environment::{env_notes, env_patch};
 use crate::flags::SettingsArgs;
 use crate::profiles::{self, Profile, ProfileError};
 
@@ -18,7 +18,8 @@ pub struct Layers {
     pub environment: SettingsPatch,
     /// What the flags set.
     pub flags: SettingsPatch,
-    /// What flags oi accepts but cannot do said (`--speak_messages`).
+    /// What flags and variables oi accepts but does not do, said (`--speak_messages`,
+    /// `INTERPRETER_TERMINAL_INPUT_PATIENCE`, …).
     pub flag_notes: Vec<String>,
 }
 
@@ -43,7 +44,11 @@ impl Layers {
             profile: Some(profile),
             environment: env_patch(|k| std::env::var(k).ok()),
             flags: args.patch(),
-            flag_notes: args.notes(),
+            flag_notes: args
+                .notes()
+                .into_iter()
+                .chain(env_notes(|k| std::env::var(k).ok()))
+                .collect(),
         })
     }
 
