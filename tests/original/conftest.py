@@ -16,14 +16,15 @@ import tempfile
 
 import pytest
 
-_HOME = tempfile.mkdtemp(prefix="oi-original-tests-home-")
-os.environ["HOME"] = _HOME
-os.environ["XDG_CONFIG_HOME"] = os.path.join(_HOME, ".config")
-for _key in ("ANTHROPIC_API_KEY", "INTERPRETER_API_KEY", "INTERPRETER_REQUIRE_ACKNOWLEDGE"):
-    os.environ.pop(_key, None)
-
+# The model server, the temporary HOME and the time limit are crates/oi-python/tests'
+# (scripted.py), shared with oi's own Python tests.
 sys.path.insert(0, os.environ.get("OI_SCRIPTED_PY", ""))
 import scripted  # noqa: E402  (crates/oi-python/tests/scripted.py)
+
+_HOME = scripted.isolate(
+    "oi-original-tests-home-",
+    ("ANTHROPIC_API_KEY", "INTERPRETER_API_KEY", "INTERPRETER_REQUIRE_ACKNOWLEDGE"),
+)
 
 _MODEL = None
 
@@ -96,19 +97,7 @@ def _repeatable_random():
     yield
 
 
-# No test may hang the run: each gets this long, then fails with a traceback.
-TEST_SECONDS = 120
-
-
 @pytest.fixture(autouse=True)
 def _time_limit():
-    import signal
-
-    def expired(signum, frame):
-        raise TimeoutError(f"the test took longer than {TEST_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_SECONDS)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    # No test may hang the run (scripted.time_limit).
+    yield from scripted.time_limit()

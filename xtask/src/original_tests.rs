@@ -15,23 +15,16 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
-use crate::python_tests::{Profile, install, workspace_root};
+use crate::python_tests::{VenvOptions, step_of, workspace_root};
 
 /// The commit of Open Interpreter that carries version 0.4.3 (it has no tag).
 pub const COMMIT: &str = "36ec07125efec86594c91e990f68e0ab214e7edf";
 const REPOSITORY: &str = "https://github.com/OpenInterpreter/open-interpreter";
 
 fn run_step(what: &str, command: &mut Command) -> anyhow::Result<()> {
-    eprintln!("original-tests: {what}");
-    let status = command
-        .status()
-        .with_context(|| format!("{what}: could not start {:?}", command.get_program()))?;
-    if !status.success() {
-        bail!("{what} failed ({status})");
-    }
-    Ok(())
+    step_of("original-tests", what, command)
 }
 
 /// Copies the directory `from` into `to`, recursively.
@@ -92,20 +85,10 @@ fn fetch(dir: &Path) -> anyhow::Result<()> {
 /// Runs the command.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let root = workspace_root();
-    let keep = args.iter().any(|a| a == "--keep-venv");
-    let profile = if args.iter().any(|a| a == "--dev-profile") {
-        Profile::Dev
-    } else {
-        Profile::Release
-    };
-    let pytest_args: Vec<&String> = args
-        .iter()
-        .filter(|a| *a != "--keep-venv" && *a != "--dev-profile")
-        .collect();
-    let python = install(
+    // The same options and venv as `cargo xtask python-tests`.
+    let options = VenvOptions::parse(args);
+    let python = options.install(
         &root,
-        keep,
-        profile,
         &[
             "pytest",
             "websockets",
@@ -137,7 +120,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                 "-p",
                 "no:cacheprovider",
             ])
-            .args(pytest_args),
+            .args(&options.pytest_args),
     )
     .context("the original's tests failed on oi: see pytest's report above")
 }

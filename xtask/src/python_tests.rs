@@ -33,9 +33,11 @@ pub fn workspace_root() -> PathBuf {
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-fn step(what: &str, command: &mut Command) -> anyhow::Result<()> {
+/// Runs one step of the command called `tag` (`python-tests`, `original-tests`), saying
+/// what it does and how long it took; an error names the step.
+pub fn step_of(tag: &str, what: &str, command: &mut Command) -> anyhow::Result<()> {
     let started = Instant::now();
-    eprintln!("python-tests: {what}");
+    eprintln!("{tag}: {what}");
     let status = command
         .status()
         .with_context(|| format!("{what}: could not start {:?}", command.get_program()))?;
@@ -43,10 +45,14 @@ fn step(what: &str, command: &mut Command) -> anyhow::Result<()> {
         bail!("{what} failed ({status})");
     }
     eprintln!(
-        "python-tests: {what}: done in {:.1} s",
+        "{tag}: {what}: done in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+fn step(what: &str, command: &mut Command) -> anyhow::Result<()> {
+    step_of("python-tests", what, command)
 }
 
 /// How the wheel is built.
@@ -95,6 +101,42 @@ fn bundle_oi(root: &Path, profile: Profile) -> anyhow::Result<()> {
     std::fs::copy(&built, &bundled)
         .with_context(|| format!("copying {} to {}", built.display(), bundled.display()))?;
     Ok(())
+}
+
+/// What both Python test commands take: `--keep-venv`, `--dev-profile`, and the rest for
+/// pytest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VenvOptions {
+    /// `--keep-venv`: reuse the venv, reinstall only oi's package.
+    pub keep: bool,
+    /// `--dev-profile`: build the wheel with cargo's dev profile.
+    pub profile: Profile,
+    /// Everything else, passed to pytest.
+    pub pytest_args: Vec<String>,
+}
+
+impl VenvOptions {
+    /// Reads the command's arguments.
+    pub fn parse(args: &[String]) -> Self {
+        VenvOptions {
+            keep: args.iter().any(|a| a == "--keep-venv"),
+            profile: if args.iter().any(|a| a == "--dev-profile") {
+                Profile::Dev
+            } else {
+                Profile::Release
+            },
+            pytest_args: args
+                .iter()
+                .filter(|a| *a != "--keep-venv" && *a != "--dev-profile")
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The venv with oi's package and `extra` packages installed ([`install`]); its Python.
+    pub fn install(&self, root: &Path, extra: &[&str]) -> anyhow::Result<PathBuf> {
+        install(root, self.keep, self.profile, extra)
+    }
 }
 
 /// Makes the venv (from scratch unless `keep`) and installs oi's package into it, built with
@@ -151,17 +193,8 @@ pub fn install(
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let started = Instant::now();
     let root = workspace_root();
-    let keep = args.iter().any(|a| a == "--keep-venv");
-    let profile = if args.iter().any(|a| a == "--dev-profile") {
-        Profile::Dev
-    } else {
-        Profile::Release
-    };
-    let pytest_args: Vec<&String> = args
-        .iter()
-        .filter(|a| *a != "--keep-venv" && *a != "--dev-profile")
-        .collect();
-    let python = install(&root, keep, profile, &["pytest", "websockets", "openai"])?;
+    let options = VenvOptions::parse(args);
+    let python = options.install(&root, &["pytest", "websockets", "openai"])?;
     let xtask = std::env::current_exe().context("finding the xtask program")?;
     let result = step(
         "pytest crates/oi-python/tests",
@@ -169,7 +202,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             .current_dir(&root)
             .env("OI_XTASK", &xtask)
             .args(["-m", "pytest", "crates/oi-python/tests", "-q", "-ra"])
-            .args(pytest_args),
+            .args(&options.pytest_args),
     );
     eprintln!(
         "python-tests: {} in {:.0} s",
@@ -177,4 +210,23 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     result.context("the Python API tests failed: see pytest's report above")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_commands_read_their_options_alike() {
+        let args: Vec<String> = ["-k", "--keep-venv", "chat", "--dev-profile", "-x"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let options = VenvOptions::parse(&args);
+        assert!(options.keep);
+        assert_eq!(options.profile, Profile::Dev);
+        assert_eq!(options.pytest_args, ["-k", "chat", "-x"]);
+        let plain = VenvOptions::parse(&[]);
+        assert!(!plain.keep && plain.profile == Profile::Release && plain.pytest_args.is_empty());
+    }
 }

@@ -21,7 +21,7 @@ pub fn version_line() -> String {
 /// (flags win), and the runtime state they start with (a conversation file a profile names).
 /// What the profile skipped is printed on standard error.
 pub fn settings_from(args: &Args) -> Result<(Settings, RuntimeState), ProfileError> {
-    let layers = Layers::from_args(&args.settings)?;
+    let layers = layers(args)?;
     for note in layers.notes() {
         eprintln!("{}", crate::sanitize::clean(&note));
     }
@@ -31,13 +31,27 @@ pub fn settings_from(args: &Args) -> Result<(Settings, RuntimeState), ProfileErr
     Ok((settings, layers.runtime()))
 }
 
+/// A profile from a URL, once fetched and accepted (read once: both [`settings_from`] and
+/// [`mcp_servers`] use it).
+static FETCHED: OnceLock<oi_config::Profile> = OnceLock::new();
+
+/// Keeps the profile fetched from `--profile URL` and accepted by the user.
+pub fn use_fetched(profile: oi_config::Profile) {
+    let _ = FETCHED.set(profile);
+}
+
+/// The layers of `args`, with the fetched profile when there is one.
+fn layers(args: &Args) -> Result<Layers, ProfileError> {
+    Layers::from_args_with(&args.settings, FETCHED.get().cloned())
+}
+
 /// The MCP servers this session connected to (for `%mcp`), once connected.
 static MCP: OnceLock<Arc<McpClients>> = OnceLock::new();
 
 /// The profile's `mcp_servers:` map, if any (the profile is read again; its notes were said
 /// by [`settings_from`]). A map oi cannot read is one line on stderr and no servers.
 pub fn mcp_servers(args: &Args) -> BTreeMap<String, ServerSpec> {
-    let Ok(layers) = Layers::from_args(&args.settings) else {
+    let Ok(layers) = layers(args) else {
         return BTreeMap::new();
     };
     let Some(value) = layers.mcp_servers() else {

@@ -51,6 +51,10 @@ pub struct Args {
     /// Print the profiles folder (creating default.yaml there if missing) and exit.
     #[arg(long = "profiles")]
     pub profiles: bool,
+    /// Print the folder of the embedded model's files (`--local`; `cargo xtask fetch-model`
+    /// puts them there, OI_MODEL_PATH names another file) and the Ollama models, and exit.
+    #[arg(long = "local_models")]
+    pub local_models: bool,
     /// Restore a packaged profile (default: default.yaml) in the profiles folder and exit.
     #[arg(long = "reset_profile", num_args = 0..=1, default_missing_value = "default.yaml")]
     pub reset_profile: Option<String>,
@@ -149,6 +153,20 @@ mod tests {
         assert_eq!(args.settings.model.as_deref(), Some("second"));
         assert!(args.settings.auto_run);
         assert_eq!(args.settings.allow, ["ls", "git"]);
+    }
+
+    #[test]
+    fn the_originals_remaining_flags_are_accepted() {
+        let args = parse(&[
+            "oi",
+            "--local_models",
+            "--llama3",
+            "-sp",
+            "--assistant",
+            "--codestral",
+        ]);
+        assert!(args.local_models && args.settings.llama3 && args.settings.speak_messages);
+        assert!(args.settings.assistant && args.settings.codestral);
     }
 
     #[test]

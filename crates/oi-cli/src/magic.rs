@@ -227,7 +227,8 @@ fn tokens(prompt: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Res
             cost(context + n)
         ))?;
     }
-    out.md("\n**Note**: This is an estimate (about four characters per token) counting the system message and every message; the provider's count may differ.\n")
+    out.md(&crate::cost::lines(interpreter))?;
+    out.md("\n**Note**: The next request is an estimate (about four characters per token) counting the system message and every message; the provider's count may differ. The last turn and the session are what the provider reported.\n")
 }
 
 fn info(interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
@@ -271,6 +272,15 @@ fn info(interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     ))?;
     out.md(&format!("Offline: {}\n", s.offline))?;
     out.md(&format!("Max output: {}\n", s.max_output))?;
+    out.md(&format!(
+        "Max budget: {}\n",
+        s.llm
+            .max_budget
+            .map_or_else(|| "None".to_owned(), |b| format!("${b:.4}"))
+    ))?;
+    for line in crate::cost::lines(interpreter).lines() {
+        out.md(&format!("{}\n", line.trim_start_matches("> ")))?;
+    }
     out.md(&format!(
         "Languages: {}\n",
         interpreter

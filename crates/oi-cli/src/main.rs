@@ -5,6 +5,7 @@ mod app;
 mod approve;
 mod args;
 mod conversations;
+mod cost;
 mod display;
 mod doc;
 mod errors;
@@ -20,6 +21,7 @@ mod output_count;
 mod output_panel;
 mod output_tone;
 mod picker;
+mod remote_profile;
 mod render;
 mod repl;
 mod replay;
@@ -93,12 +95,21 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         println!("{}", dir.display());
         return Ok(ExitCode::SUCCESS);
     }
+    if args.local_models {
+        print!("{}", local_models_text(&oi_llm::Env::from_process()));
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(name) = &args.reset_profile {
         let dir = profiles::profiles_dir()
             .ok_or_else(|| anyhow::anyhow!("no config folder on this system"))?;
         let path = profiles::reset(name, &dir)?;
         println!("Profile reset: {}", path.display());
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(name) = &args.settings.profile {
+        if let Some(profile) = remote_profile::fetch_and_confirm(name).await? {
+            app::use_fetched(profile);
+        }
     }
     let (mut settings, runtime) = app::settings_from(&args)?;
     if let Some(problem) = settings
@@ -174,6 +185,30 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
     result
 }
 
+/// What `--local_models` prints: where the embedded model's files are (the original opens
+/// its models folder in a file manager; oi prints it) and how Ollama's models are listed.
+fn local_models_text(env: &oi_llm::Env) -> String {
+    let path = oi_llm::local_model::default_model_path(env);
+    let folder = path
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map_or_else(
+            || "(no data folder on this system)".to_owned(),
+            |d| d.display().to_string(),
+        );
+    let file = path.as_deref().map_or_else(String::new, |p| {
+        let state = if p.is_file() {
+            "present"
+        } else {
+            "not fetched yet: cargo xtask fetch-model"
+        };
+        format!("\nThe default model (--local): {} ({state})", p.display())
+    });
+    format!(
+        "{folder}{file}\nAnother GGUF chat model: --model local/PATH.gguf. Ollama's models: `ollama list` (use --model ollama/NAME).\n"
+    )
+}
+
 /// Says how to go on without a key and, on a terminal, asks for one.
 fn first_contact_with(settings: &mut oi_core::Settings, args: &args::Args) -> anyhow::Result<()> {
     let style = doc::Style::choose(settings.plain_text_display, &highlight::Grammars::new());
@@ -233,8 +268,11 @@ async fn one_shot(
         model: activity::ModelLabel::of(&settings.llm),
         model_loaded: &mut ui.model_loaded,
     };
-    let ended = turn::run(interpreter.chat(message), &mut renderer, context).await?;
-    Ok(match ended {
+    let ended = turn::run(interpreter.chat(message), &mut renderer, context).await;
+    if let Some(line) = cost::after_turn(interpreter) {
+        eprintln!("{line}");
+    }
+    Ok(match ended? {
         turn::Ended::Done => ExitCode::SUCCESS,
         turn::Ended::Stopped => ExitCode::from(130),
     })

@@ -124,6 +124,9 @@ pub async fn run(
         if let Err(error) = turn::run(turn, &mut renderer, context).await {
             turn::report_error(&error);
         }
+        if let Some(line) = crate::cost::after_turn(interpreter) {
+            eprintln!("{line}");
+        }
         writeln!(out)?;
     }
 }

@@ -215,9 +215,10 @@ fn help_tokens_info_and_the_intro_are_rendered_markdown() {
             cols,
         );
         term.line("%tokens");
-        let screen = term.wait_for("provider's count may differ.", WAIT);
+        let screen = term.wait_for("what the provider reported.", WAIT);
         assert!(
-            screen.contains("Note: This is an estimate") && !screen.contains("**Note**"),
+            screen.contains("Note: The next request is an estimate")
+                && !screen.contains("**Note**"),
             "{screen}"
         );
         term.line("%info");

@@ -154,6 +154,20 @@ pub struct SettingsArgs {
     /// Use the packaged `vision.yaml` profile.
     #[arg(long = "vision")]
     pub vision: bool,
+    /// Use the packaged `llama3.yaml` profile: Llama 3 through Ollama on this machine.
+    #[arg(long = "llama3")]
+    pub llama3: bool,
+    /// Use the packaged `codestral.yaml` profile: Codestral through Ollama on this machine.
+    #[arg(long = "codestral")]
+    pub codestral: bool,
+    /// Use the packaged `assistant.yaml` profile (the original's 01 assistant: gpt-4o, loop
+    /// mode, short plain answers); code still asks before it runs unless -y.
+    #[arg(long = "assistant")]
+    pub assistant: bool,
+    /// Accepted for compatibility: the original reads messages aloud with macOS `say` in OS
+    /// mode; oi has no OS mode and does not speak (it says so and goes on).
+    #[arg(long = "speak_messages")]
+    pub speak_messages: bool,
 }
 
 fn tri_state(yes: bool, no: bool) -> Option<bool> {
@@ -170,13 +184,32 @@ fn given(flag: bool) -> Option<bool> {
 }
 
 impl SettingsArgs {
-    /// The profile these flags select: `--profile`, else `--fast`/`--local`/`--vision`, else
-    /// `default.yaml`.
+    /// What the flags oi accepts but cannot do say, one line each (`--speak_messages`).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.speak_messages {
+            notes.push(
+                "--speak_messages: oi does not read messages aloud (the original does it with \
+                 macOS `say` in OS mode, which oi does not have); going on without speech."
+                    .to_owned(),
+            );
+        }
+        notes
+    }
+
+    /// The profile these flags select: `--profile`, else `--fast`/`--local`/`--llama3`/
+    /// `--codestral`/`--assistant`/`--vision`, else `default.yaml`.
     pub fn profile_name(&self) -> &str {
         if let Some(name) = &self.profile {
             return name;
         }
-        if self.fast {
+        if self.llama3 {
+            "llama3.yaml"
+        } else if self.codestral {
+            "codestral.yaml"
+        } else if self.assistant {
+            "assistant.yaml"
+        } else if self.fast {
             "fast.yaml"
         } else if self.local {
             "local.yaml"

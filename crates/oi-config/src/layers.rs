@@ -5,7 +5,7 @@
 use oi_core::settings::SettingsPatch;
 use oi_core::{RuntimeState, Settings};
 
-use crate::environment::env_patch;
+use crate::environment::{env_notes, env_patch};
 use crate::flags::SettingsArgs;
 use crate::profiles::{self, Profile, ProfileError};
 
@@ -18,18 +18,37 @@ pub struct Layers {
     pub environment: SettingsPatch,
     /// What the flags set.
     pub flags: SettingsPatch,
+    /// What flags and variables oi accepts but does not do, said (`--speak_messages`,
+    /// `INTERPRETER_TERMINAL_INPUT_PATIENCE`, …).
+    pub flag_notes: Vec<String>,
 }
 
 impl Layers {
     /// The layers of a program started with `args`: the profile they select (looked up as
     /// [`profiles::load`] does), this process's environment, and the flags.
     pub fn from_args(args: &SettingsArgs) -> Result<Layers, ProfileError> {
-        let dir = profiles::profiles_dir();
-        let profile = profiles::load(args.profile_name(), dir.as_deref())?;
+        Self::from_args_with(args, None)
+    }
+
+    /// [`from_args`](Self::from_args) with `fetched` as the profile when given (a profile
+    /// from a URL, fetched and accepted by the user: see [`profiles::remote`]).
+    pub fn from_args_with(
+        args: &SettingsArgs,
+        fetched: Option<Profile>,
+    ) -> Result<Layers, ProfileError> {
+        let profile = match fetched {
+            Some(profile) => profile,
+            None => profiles::load(args.profile_name(), profiles::profiles_dir().as_deref())?,
+        };
         Ok(Layers {
             profile: Some(profile),
             environment: env_patch(|k| std::env::var(k).ok()),
             flags: args.patch(),
+            flag_notes: args
+                .notes()
+                .into_iter()
+                .chain(env_notes(|k| std::env::var(k).ok()))
+                .collect(),
         })
     }
 
@@ -62,12 +81,15 @@ impl Layers {
         runtime
     }
 
-    /// What the profile skipped, as lines to print.
+    /// What the profile skipped and what the flags cannot do, as lines to print.
     pub fn notes(&self) -> Vec<String> {
-        self.profile
+        let mut notes = self
+            .profile
             .as_ref()
             .map(Profile::note_lines)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        notes.extend(self.flag_notes.iter().cloned());
+        notes
     }
 }
 
@@ -111,6 +133,7 @@ mod tests {
                 "20",
             ])
             .patch(),
+            ..Layers::default()
         };
         let settings = layers.settings();
         assert_eq!(settings.llm.model, "gpt-4o", "the flag wins");
@@ -126,6 +149,56 @@ mod tests {
         );
         assert_eq!(settings.computer.limits.max_processes, Some(20));
         assert_eq!(settings.computer.limits.max_memory_bytes, Some(1_000_000));
+    }
+
+    #[test]
+    fn the_originals_model_flags_pick_packaged_profiles_and_flags_still_win() {
+        for (flag, model) in [
+            ("--llama3", "ollama/llama3"),
+            ("--codestral", "ollama/codestral"),
+            ("--assistant", "gpt-4o"),
+        ] {
+            let args = args(&["oi", flag]);
+            let profile = profiles::load(args.profile_name(), None).unwrap();
+            assert!(profile.notes.is_empty(), "{flag}: {:?}", profile.notes);
+            let layers = Layers {
+                profile: Some(profile),
+                flags: args.patch(),
+                ..Layers::default()
+            };
+            let settings = layers.settings();
+            assert_eq!(settings.llm.model, model, "{flag}");
+            assert!(
+                !settings.auto_run,
+                "{flag} does not run code without asking"
+            );
+        }
+        let args = args(&["oi", "--llama3", "-m", "ollama/llama3.1"]);
+        let layers = Layers {
+            profile: Some(profiles::load(args.profile_name(), None).unwrap()),
+            flags: args.patch(),
+            ..Layers::default()
+        };
+        assert_eq!(layers.settings().llm.model, "ollama/llama3.1");
+        assert_eq!(layers.settings().llm.supports_functions, Some(false));
+    }
+
+    #[test]
+    fn speak_messages_is_accepted_and_explained() {
+        let spoken = args(&["oi", "-sp"]);
+        assert!(spoken.speak_messages);
+        assert_eq!(
+            spoken.patch(),
+            args(&["oi"]).patch(),
+            "it changes no setting"
+        );
+        let notes = spoken.notes();
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("does not read messages aloud"),
+            "{notes:?}"
+        );
+        assert!(args(&["oi", "--speak_messages"]).speak_messages);
     }
 
     #[test]

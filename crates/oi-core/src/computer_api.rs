@@ -208,7 +208,7 @@ pub(crate) async fn ask(shared: &Arc<Shared>, system: &str, user: &str) -> Resul
                 }
                 text.push_str(&code);
             }
-            ModelDelta::Usage(usage) => shared.spend(usage.cost.unwrap_or(0.0)),
+            ModelDelta::Usage(usage) => shared.spend(&usage),
         }
         if text.len() > 4 * BOUNDS.max_answer {
             break;

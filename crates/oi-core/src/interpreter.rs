@@ -194,6 +194,7 @@ impl Interpreter {
     }
 
     fn start_turn(&self, first_new: usize, save_history: bool) -> Turn {
+        self.shared.start_turn_tally();
         let stop = CancellationToken::new();
         let ctx = TurnContext {
             shared: self.shared.clone(),

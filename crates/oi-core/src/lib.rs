@@ -53,7 +53,7 @@ pub use model::{
     LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, UnreachableKind, Usage,
 };
 pub use policy::{ApprovalPolicy, Judge, Rules, Verdict};
-pub use runtime::RuntimeState;
+pub use runtime::{RuntimeState, Tally, UsageReport};
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
 pub use tools::OfferedTool;
 pub use turn::{StopHandle, Turn, TurnError, TurnEvent};

@@ -170,7 +170,7 @@ fn delta_chunk(shared: &Shared, delta: ModelDelta) -> Option<Chunk> {
                 cost = ?usage.cost,
                 "the request's usage"
             );
-            shared.spend(usage.cost.unwrap_or(0.0));
+            shared.spend(&usage);
             None
         }
     }

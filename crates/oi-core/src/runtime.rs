@@ -21,9 +21,96 @@ pub struct RuntimeState {
     /// What this conversation's model requests have cost so far, in USD (kept across a
     /// reset); `max_budget` is checked against it before every request.
     pub spent: f64,
+    /// What every model request of this conversation used (kept across a reset).
+    pub session: Tally,
+    /// What the requests of the last turn used (from its start; cleared when the next
+    /// turn starts).
+    pub last_turn: Tally,
+}
+
+/// Tokens and cost summed over some model requests: what users see (`%tokens`, `%info`,
+/// `oi -v`, the server's `usage`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Tally {
+    /// Requests whose usage was reported (or counted).
+    pub requests: u64,
+    /// Tokens of their prompts.
+    pub prompt_tokens: u64,
+    /// Tokens of their replies.
+    pub reply_tokens: u64,
+    /// Their cost in USD; `None` when the price of some request is not known (its tokens
+    /// count, its cost cannot).
+    pub cost: Option<f64>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            requests: 0,
+            prompt_tokens: 0,
+            reply_tokens: 0,
+            cost: Some(0.0),
+        }
+    }
+}
+
+impl Tally {
+    /// Adds one request's usage.
+    pub fn add(&mut self, usage: &crate::Usage) {
+        self.requests += 1;
+        self.prompt_tokens = self.prompt_tokens.saturating_add(usage.prompt_tokens);
+        self.reply_tokens = self.reply_tokens.saturating_add(usage.reply_tokens);
+        self.cost = self.cost.zip(usage.cost).map(|(a, b)| a + b);
+    }
+
+    /// The cost as users read it: `$0.0123`, or `unknown` when a price is not known.
+    pub fn cost_text(&self) -> String {
+        self.cost
+            .map_or_else(|| "unknown".to_owned(), |cost| format!("${cost:.4}"))
+    }
+
+    /// One line for people: `3 requests, 1200 prompt + 85 reply tokens, $0.0031`, or
+    /// `no usage reported` when no request reported any.
+    pub fn summary(&self) -> String {
+        if self.requests == 0 {
+            return "no usage reported".to_owned();
+        }
+        let plural = if self.requests == 1 { "" } else { "s" };
+        let cost = match self.cost {
+            Some(cost) => format!("${cost:.4}"),
+            None => "cost unknown (oi does not know this model's price)".to_owned(),
+        };
+        format!(
+            "{} request{plural}, {} prompt + {} reply tokens, {cost}",
+            self.requests, self.prompt_tokens, self.reply_tokens
+        )
+    }
+}
+
+/// The usage a client is shown (the server's `GET /sessions/{id}` and, when asked for,
+/// its `complete`s): the last turn's and the session's tallies, and the spend `max_budget`
+/// counts.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct UsageReport {
+    /// The requests of the last turn (or of the turn that just completed).
+    pub last_turn: Tally,
+    /// Every request of the session.
+    pub session: Tally,
+    /// What the requests with a known price cost, in USD (what `max_budget` is checked
+    /// against; a request of unknown price counts 0).
+    pub spent: f64,
 }
 
 impl RuntimeState {
+    /// The usage a client is shown.
+    pub fn usage(&self) -> UsageReport {
+        UsageReport {
+            last_turn: self.last_turn,
+            session: self.session,
+            spent: self.spent,
+        }
+    }
+
     /// Takes what `patch` says about the runtime state (a profile or a flag may name the
     /// conversation file to start with).
     pub fn apply(&mut self, patch: &SettingsPatch) {
@@ -77,12 +164,38 @@ mod tests {
         let runtime = RuntimeState {
             conversation_filename: Some("a.json".into()),
             spent: 1.0,
+            ..RuntimeState::default()
         };
         let shown = settings_with_runtime(&settings, &runtime);
         assert_eq!(shown[CONVERSATION_FILENAME], "a.json");
         assert!(shown.get("spent").is_none());
         let keys: Vec<&String> = shown.as_object().unwrap().keys().collect();
         assert_eq!(keys.len(), plain.as_object().unwrap().len() + 1);
+    }
+
+    #[test]
+    fn a_tally_adds_tokens_and_loses_its_cost_to_an_unknown_price() {
+        let mut tally = Tally::default();
+        assert_eq!(tally.summary(), "no usage reported");
+        tally.add(&crate::Usage {
+            prompt_tokens: 100,
+            reply_tokens: 10,
+            cost: Some(0.5),
+        });
+        assert_eq!(tally.cost_text(), "$0.5000");
+        assert_eq!(
+            tally.summary(),
+            "1 request, 100 prompt + 10 reply tokens, $0.5000"
+        );
+        tally.add(&crate::Usage {
+            prompt_tokens: 1,
+            reply_tokens: 2,
+            cost: None,
+        });
+        assert_eq!((tally.prompt_tokens, tally.reply_tokens), (101, 12));
+        assert_eq!(tally.cost, None);
+        assert_eq!(tally.cost_text(), "unknown");
+        assert!(tally.summary().contains("cost unknown"));
     }
 
     #[test]

@@ -78,9 +78,18 @@ impl Shared {
         self.runtime().spent
     }
 
-    /// Counts `cost` USD more.
-    pub(crate) fn spend(&self, cost: f64) {
-        self.runtime().spent += cost;
+    /// Counts one request's usage: its cost (0 when unknown) toward `max_budget`, its tokens
+    /// and cost in the session's and the turn's tallies.
+    pub(crate) fn spend(&self, usage: &crate::Usage) {
+        let mut runtime = self.runtime();
+        runtime.spent += usage.cost.unwrap_or(0.0);
+        runtime.session.add(usage);
+        runtime.last_turn.add(usage);
+    }
+
+    /// A turn starts: its tally starts from nothing.
+    pub(crate) fn start_turn_tally(&self) {
+        self.runtime().last_turn = crate::runtime::Tally::default();
     }
 
     /// A fresh approval id.

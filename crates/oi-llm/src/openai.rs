@@ -1,6 +1,6 @@
 //! The OpenAI-compatible chat-completions provider.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -40,6 +40,8 @@ pub struct OpenAiCompatible {
     deadline: Option<Duration>,
     /// Context lengths Ollama reported, by chat URL and model (looked up once).
     ollama_context: Arc<Mutex<HashMap<String, Option<u64>>>>,
+    /// Chat URLs whose server refused `stream_options` (asked without it from then on).
+    no_usage_option: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Default for OpenAiCompatible {
@@ -59,6 +61,7 @@ impl OpenAiCompatible {
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             deadline: None,
             ollama_context: Arc::default(),
+            no_usage_option: Arc::default(),
         }
     }
 
@@ -134,6 +137,24 @@ impl OpenAiCompatible {
 
     /// The endpoint, the body, and the note to show first when trimming left messages out.
     fn prepared(&self, request: &ModelRequest) -> Result<Prepared, ModelError> {
+        self.prepared_asking(request, true)
+    }
+
+    /// Whether the server at `url` refused `stream_options` before.
+    fn refuses_usage_option(&self, url: &str) -> bool {
+        self.no_usage_option
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(url)
+    }
+
+    /// [`prepared`](Self::prepared), asking for the reply's usage when `ask_usage` and the
+    /// server has not refused the field.
+    fn prepared_asking(
+        &self,
+        request: &ModelRequest,
+        ask_usage: bool,
+    ) -> Result<Prepared, ModelError> {
         let endpoint = resolve(&request.llm, &self.env)?;
         let mode = if self.uses_tool_calls(&request.llm) {
             Mode::Tools
@@ -141,13 +162,15 @@ impl OpenAiCompatible {
             Mode::Text
         };
         let prompt = Prompt::build(request, mode);
-        let body = openai_body_json(&prompt, &endpoint.model, request).into();
+        let ask_usage = ask_usage && !self.refuses_usage_option(&endpoint.url);
+        let body = openai_body_json(&prompt, &endpoint.model, request, ask_usage).into();
         let note = note_for(&prompt, request);
         Ok(Prepared {
             endpoint,
             body,
             tools: !prompt.tools.is_empty(),
             note,
+            asked_usage: ask_usage,
         })
     }
 }
@@ -160,6 +183,15 @@ struct Prepared {
     /// Whether it offers tools (their calls are read from the reply).
     tools: bool,
     note: Option<String>,
+    /// Whether the body asks for the reply's usage (`stream_options`).
+    asked_usage: bool,
+}
+
+/// Whether `error` is a server refusing the `stream_options` field (servers older than
+/// OpenAI's usage in streams answer 400 or 422 naming the field).
+fn refused_usage_option(error: &ModelError) -> bool {
+    matches!(error, ModelError::Status { status: 400 | 422, body }
+        if body.contains("stream_options") || body.contains("include_usage"))
 }
 
 /// Turns chunks into deltas, in the mode of the request.
@@ -251,37 +283,62 @@ impl LanguageModel for OpenAiCompatible {
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let this = self.clone();
-        let transport = self.transport();
         Box::pin(async_stream::stream! {
             let mut request = request;
             if request.llm.context_window.is_none() && is_ollama(&request.llm.model) {
                 request.llm.context_window = this.ollama_context_length(&request.llm).await;
             }
-            let Prepared { endpoint, body, tools, note } = match this.prepared(&request) {
-                Ok(prepared) => prepared,
-                Err(error) => {
-                    yield Err(error);
-                    return;
+            let mut ask_usage = true;
+            let mut noted = false;
+            loop {
+                let Prepared { endpoint, body, tools, note, asked_usage } =
+                    match this.prepared_asking(&request, ask_usage) {
+                        Ok(prepared) => prepared,
+                        Err(error) => {
+                            yield Err(error);
+                            return;
+                        }
+                    };
+                if let Some(note) = note.filter(|_| !noted) {
+                    noted = true;
+                    yield Ok(ModelDelta::Message(note));
                 }
-            };
-            if let Some(note) = note {
-                yield Ok(ModelDelta::Message(note));
-            }
-            let (headers, bearer) = match (endpoint.key_header, endpoint.api_key) {
-                (KeyHeader::ApiKey, Some(key)) => (vec![("api-key", key)], None),
-                (_, key) => (Vec::new(), key),
-            };
-            let call = HttpCall { url: endpoint.url, headers, bearer, body };
-            let offered = request.tools.clone();
-            let mut replies = Box::pin(transport.stream(call, move || {
-                if tools { Decoder::Tools(ToolCallReader::offering(offered.clone())) } else { Decoder::Text(TextDecoder::new()) }
-            }));
-            let ollama_model = is_ollama(&request.llm.model).then_some(endpoint.model);
-            while let Some(item) = replies.next().await {
-                yield item.map_err(|error| match &ollama_model {
-                    Some(model) => ollama::not_pulled(error, model),
-                    None => error,
-                });
+                let (headers, bearer) = match (endpoint.key_header, endpoint.api_key) {
+                    (KeyHeader::ApiKey, Some(key)) => (vec![("api-key", key)], None),
+                    (_, key) => (Vec::new(), key),
+                };
+                let url = endpoint.url;
+                let call = HttpCall { url: url.clone(), headers, bearer, body };
+                let offered = request.tools.clone();
+                let mut replies = Box::pin(this.transport().stream(call, move || {
+                    if tools { Decoder::Tools(ToolCallReader::offering(offered.clone())) } else { Decoder::Text(TextDecoder::new()) }
+                }));
+                let ollama_model = is_ollama(&request.llm.model).then_some(endpoint.model);
+                let mut first = true;
+                let mut refused = false;
+                while let Some(item) = replies.next().await {
+                    if let (true, true, Err(error)) = (first, asked_usage, &item) {
+                        if refused_usage_option(error) {
+                            tracing::info!(%url, "the server refused stream_options: asked again without it");
+                            this.no_usage_option
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .insert(url.clone());
+                            refused = true;
+                            break;
+                        }
+                    }
+                    first = false;
+                    yield item.map_err(|error| match &ollama_model {
+                        Some(model) => ollama::not_pulled(error, model),
+                        None => error,
+                    });
+                }
+                if refused {
+                    ask_usage = false;
+                    continue;
+                }
+                return;
             }
         })
     }

@@ -24,13 +24,19 @@ pub fn request_body(request: &ModelRequest, model: &str, mode: Mode) -> Value {
 
 /// The request body for `prompt`, sent to `model`, with `request`'s sampling settings.
 pub fn openai_body(prompt: &Prompt, model: &str, request: &ModelRequest) -> Value {
-    serde_json::to_value(body(prompt, model, request)).unwrap_or(Value::Null)
+    serde_json::to_value(body(prompt, model, request, true)).unwrap_or(Value::Null)
 }
 
-/// [`openai_body`] as the JSON text that is sent, written without building a `Value`.
-pub fn openai_body_json(prompt: &Prompt, model: &str, request: &ModelRequest) -> Vec<u8> {
+/// [`openai_body`] as the JSON text that is sent, written without building a `Value`;
+/// without `stream_options` when `ask_usage` is false (for a server that refused it).
+pub fn openai_body_json(
+    prompt: &Prompt,
+    model: &str,
+    request: &ModelRequest,
+    ask_usage: bool,
+) -> Vec<u8> {
     // Writing borrowed strings and numbers into a Vec cannot fail.
-    serde_json::to_vec(&body(prompt, model, request)).unwrap_or_default()
+    serde_json::to_vec(&body(prompt, model, request, ask_usage)).unwrap_or_default()
 }
 
 /// The conversation as OpenAI chat messages, after the system message if there is one.
@@ -54,8 +60,9 @@ struct Body<'a> {
     tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stop: Option<[&'static str; 3]>,
-    /// The usage of a streamed reply comes only when asked for; ask only when it is counted,
-    /// since older servers refuse the field.
+    /// The usage of a streamed reply comes only when asked for. Always asked (users see
+    /// tokens and cost); a server that refuses the field is asked again without it
+    /// ([`crate::openai`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
 }
@@ -65,7 +72,12 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-fn body<'a>(prompt: &'a Prompt, model: &'a str, request: &ModelRequest) -> Body<'a> {
+fn body<'a>(
+    prompt: &'a Prompt,
+    model: &'a str,
+    request: &ModelRequest,
+    ask_usage: bool,
+) -> Body<'a> {
     let system = Some(prompt.system.as_str()).filter(|s| !s.is_empty());
     Body {
         model,
@@ -75,7 +87,7 @@ fn body<'a>(prompt: &'a Prompt, model: &'a str, request: &ModelRequest) -> Body<
         max_tokens: request.llm.max_tokens.filter(|t| *t > 0),
         tools: prompt.tools.iter().map(wire_tool).collect(),
         stop: model.contains("local").then_some(LOCAL_STOP),
-        stream_options: request.llm.max_budget.map(|_| StreamOptions {
+        stream_options: ask_usage.then_some(StreamOptions {
             include_usage: true,
         }),
     }

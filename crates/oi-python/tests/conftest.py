@@ -2,43 +2,29 @@
 and a way to run a script in a fresh Python process of this venv."""
 
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-
-# Conversations saved by in-process tests go to a temporary home, never the user's.
-_HOME = tempfile.mkdtemp(prefix="oi-python-tests-home-")
-os.environ["HOME"] = _HOME
-os.environ["XDG_CONFIG_HOME"] = os.path.join(_HOME, ".config")
-for _key in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "INTERPRETER_API_KEY",
-             "INTERPRETER_HOST", "INTERPRETER_PORT", "INTERPRETER_REQUIRE_ACKNOWLEDGE"):
-    os.environ.pop(_key, None)
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import scripted  # noqa: E402
 
+# Conversations saved by in-process tests go to a temporary home, never the user's.
+_HOME = scripted.isolate(
+    "oi-python-tests-home-",
+    ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "INTERPRETER_API_KEY",
+     "INTERPRETER_HOST", "INTERPRETER_PORT", "INTERPRETER_REQUIRE_ACKNOWLEDGE"),
+)
+
 EXAMPLES = Path(__file__).parent / "examples"
-
-# No test may hang the suite: each gets this long, then fails with a traceback (the core's
-# waits run Python's signal handlers, so the alarm gets through them too).
-TEST_SECONDS = 120
-
 
 @pytest.fixture(autouse=True)
 def time_limit():
-    def expired(signum, frame):
-        raise TimeoutError(f"the test took longer than {TEST_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_SECONDS)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    # No test may hang the suite (scripted.time_limit).
+    yield from scripted.time_limit()
 
 
 @pytest.fixture

@@ -7,17 +7,53 @@ address it prints, and gives the requests it received. A reply is a dict:
 optional ``"text"`` before it), ``{"status": 500, "body": "..."}``; ``"chunked": N`` streams
 it in pieces of N characters, ``"stall_after": [EVENTS, SECONDS]`` stalls the stream. The
 string ``"calculator"`` instead of a list runs the built-in calculator.
+
+Both pytest suites that run on oi's package (``crates/oi-python/tests`` and the original's
+tests adapted by ``tests/original/conftest.py``) share this module: the model server, the
+temporary HOME (:func:`isolate`) and the limit on each test's time (:func:`time_limit`).
 """
 
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+# No test may hang a suite: each gets this long, then fails with a traceback (the core's
+# waits run Python's signal handlers, so the alarm gets through them too).
+TEST_SECONDS = 120
+
+
+def isolate(prefix, drop=()):
+    """Points HOME and XDG_CONFIG_HOME at a fresh temporary folder (conversations saved by
+    the tests go there, never to the user's) and removes the variables ``drop`` from the
+    environment; returns the folder."""
+    home = tempfile.mkdtemp(prefix=prefix)
+    os.environ["HOME"] = home
+    os.environ["XDG_CONFIG_HOME"] = os.path.join(home, ".config")
+    for key in drop:
+        os.environ.pop(key, None)
+    return home
+
+
+def time_limit(seconds=TEST_SECONDS):
+    """The body of an autouse fixture (``yield from scripted.time_limit()``): the test fails
+    with a TimeoutError after ``seconds``."""
+
+    def expired(signum, frame):
+        raise TimeoutError(f"the test took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 def xtask_program():

@@ -108,7 +108,8 @@ impl AsyncInterpreter {
             }
             Step::Ended(Input::Stop) => {
                 self.stop_all();
-                self.emit_out(Outgoing::complete(answers));
+                let usage = self.interpreter().runtime_mut().usage();
+                self.emit_out(Outgoing::complete(answers).with_usage(usage));
             }
             Step::Ended(Input::Go) => self.start(TurnStart::Go, self.inner.tx.clone(), answers),
             Step::Ended(Input::Messages(messages)) => {

@@ -138,6 +138,15 @@ pub fn with_input(text: &str, number: u64) -> String {
     }
 }
 
+/// A JSON object's text with `"name": VALUE` added (`value` is JSON text).
+pub fn with_field(text: &str, name: &str, value: &str) -> String {
+    match text.strip_suffix('}') {
+        Some(body) if body.trim_end().len() > 1 => format!("{body},\"{name}\":{value}}}"),
+        Some(_) => format!("{{\"{name}\":{value}}}"),
+        None => text.to_owned(),
+    }
+}
+
 /// The reply to an auth frame: `{"auth": true|false}`.
 pub fn auth_text(ok: bool) -> String {
     format!("{{\"auth\":{ok}}}")

@@ -26,6 +26,9 @@ pub struct Outgoing {
     pub chunk: Chunk,
     /// For a `complete`: the input it answers, if it came from a connection.
     pub answers: Option<InputRef>,
+    /// For a `complete`: the usage when it was sent (its turn's and the session's tokens and
+    /// cost), for the connections that asked for it (`?usage=true`).
+    pub usage: Option<oi_core::UsageReport>,
 }
 
 impl Outgoing {
@@ -34,6 +37,7 @@ impl Outgoing {
         Outgoing {
             chunk,
             answers: None,
+            usage: None,
         }
     }
 
@@ -42,7 +46,14 @@ impl Outgoing {
         Outgoing {
             chunk: Chunk::complete(),
             answers: input,
+            usage: None,
         }
+    }
+
+    /// The same `complete`, carrying `usage` for the connections that ask for it.
+    pub fn with_usage(mut self, usage: oi_core::UsageReport) -> Self {
+        self.usage = Some(usage);
+        self
     }
 }
 

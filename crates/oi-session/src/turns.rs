@@ -64,11 +64,14 @@ impl Route {
             .is_some_and(|target| target.sink.send(Outgoing::plain(chunk)).is_ok())
     }
 
-    /// Sends the `complete` of the input the turn answers now.
-    fn complete(&self) -> bool {
-        lock(&self.0)
-            .as_ref()
-            .is_some_and(|target| target.sink.send(Outgoing::complete(target.answers)).is_ok())
+    /// Sends the `complete` of the input the turn answers now, with `usage`.
+    fn complete(&self, usage: oi_core::UsageReport) -> bool {
+        lock(&self.0).as_ref().is_some_and(|target| {
+            target
+                .sink
+                .send(Outgoing::complete(target.answers).with_usage(usage))
+                .is_ok()
+        })
     }
 
     /// From now on the turn's chunks go to `sink`, and its `complete` answers `answers`.
@@ -223,11 +226,16 @@ struct TurnTask {
 }
 
 impl TurnTask {
+    /// The usage a `complete` of this turn carries.
+    fn usage(&self) -> oi_core::UsageReport {
+        self.interpreter.runtime_mut().usage()
+    }
+
     async fn run(&self, start: TurnStart) {
         let (turn, go_for) = match start {
             TurnStart::Fail(message) => {
                 self.route.send(Chunk::server_error(message));
-                self.route.complete();
+                self.route.complete(self.usage());
                 return;
             }
             TurnStart::Chat(messages) => (self.interpreter.chat(ChatInput::Append(messages)), None),
@@ -257,15 +265,15 @@ impl TurnTask {
                     }
                     let shown = self.route.send(request.confirmation());
                     *lock(&self.parked) = Some(request);
-                    let answered = shown && self.route.complete();
+                    let answered = shown && self.route.complete(self.usage());
                     (self.settled)(self.generation);
                     answered
                 }
                 TurnEvent::Error(error) => {
                     self.route.send(Chunk::server_error(error.to_string()));
-                    self.route.complete()
+                    self.route.complete(self.usage())
                 }
-                TurnEvent::Complete => self.route.complete(),
+                TurnEvent::Complete => self.route.complete(self.usage()),
             };
             if !sent {
                 return;

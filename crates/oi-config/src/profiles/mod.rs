@@ -1,7 +1,7 @@
 //! Profiles: files of settings with Open Interpreter's keys (`llm:`, `computer:`, top-level
 //! settings) — YAML or JSON, or the original's Python profiles read without running them — in
-//! `<config dir>/profiles`, plus the packaged `default.yaml`, `fast.yaml`, `local.yaml` and
-//! `vision.yaml` (spec e.4). A profile becomes a [`SettingsPatch`]; flags are laid over it.
+//! `<config dir>/profiles`, plus the packaged `default.yaml`, `fast.yaml`, `local.yaml`,
+//! `vision.yaml`, `llama3.yaml`, `codestral.yaml` and `assistant.yaml` (spec e.4). A profile becomes a [`SettingsPatch`]; flags are laid over it.
 //!
 //! A profile can turn on `auto_run`, turn off `hard_deny` or send the conversation to another
 //! `api_base`, so it is only read from where the user put it: a path the user wrote (it has a
@@ -13,6 +13,7 @@
 
 mod nesting;
 mod python;
+pub mod remote;
 mod yaml;
 
 use std::io::Read as _;
@@ -32,6 +33,15 @@ pub const PACKAGED: &[(&str, &str)] = &[
     ("fast.yaml", include_str!("../../profiles/fast.yaml")),
     ("local.yaml", include_str!("../../profiles/local.yaml")),
     ("vision.yaml", include_str!("../../profiles/vision.yaml")),
+    ("llama3.yaml", include_str!("../../profiles/llama3.yaml")),
+    (
+        "codestral.yaml",
+        include_str!("../../profiles/codestral.yaml"),
+    ),
+    (
+        "assistant.yaml",
+        include_str!("../../profiles/assistant.yaml"),
+    ),
 ];
 
 /// Why a profile could not be used (the message names the file, and the line when known).
@@ -175,6 +185,12 @@ fn read_profile(path: &Path) -> Result<Profile, ProfileError> {
 /// given, or with `.yaml`, `.yml`, `.json` or `.py` added when it has no extension), then among
 /// the packaged profiles — never in the current directory.
 pub fn load(name: &str, dir: Option<&Path>) -> Result<Profile, ProfileError> {
+    if remote::is_url(name) {
+        return Err(ProfileError(format!(
+            "profile {name}: a profile from a URL is fetched and shown for you to accept only \
+             by oi in a terminal; here, download it, read it, and give its path."
+        )));
+    }
     if is_explicit_path(name) {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         return read_profile(&expand_home(name, home.as_deref())?);

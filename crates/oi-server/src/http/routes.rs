@@ -176,7 +176,10 @@ async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Op
         .await
         .ok()?;
     let max = state.config.max_frame_bytes;
-    let numbered = wants_input_numbers(parts.uri.query());
+    let asks = crate::sessions::outbox::Asks {
+        input_numbers: wants_input_numbers(parts.uri.query()),
+        usage: asks_for(parts.uri.query(), "usage"),
+    };
     let guard = (!ws::needs_auth_frame(&state, authenticated))
         .then(|| crate::sessions::AttachGuard::new(session.clone()));
     Some(
@@ -186,7 +189,7 @@ async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Op
             // 128 KiB by default, allocated for every connection up front: most of what an
             // idle session cost. Larger frames grow the buffer as they come.
             .read_buffer_size(READ_BUFFER_BYTES)
-            .on_upgrade(move |socket| ws::serve_socket(socket, state, session, guard, numbered))
+            .on_upgrade(move |socket| ws::serve_socket(socket, state, session, guard, asks))
             .into_response(),
     )
 }
@@ -195,11 +198,18 @@ async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Op
 /// opt-in, so that clients written for the original, which compare the whole `complete`
 /// chunk, get it exactly as the original sends it.
 fn wants_input_numbers(query: Option<&str>) -> bool {
+    asks_for(query, "input_numbers")
+}
+
+/// Whether the query turns the opt-in `name` on (`name`, `name=true`, `=1` or `=yes`):
+/// `input_numbers`, and `usage` (each `complete` carries the turn's and the session's
+/// tokens and cost).
+fn asks_for(query: Option<&str>, name: &str) -> bool {
     query
         .unwrap_or_default()
         .split('&')
         .filter_map(|pair| pair.split_once('=').or(Some((pair, "true"))))
-        .any(|(name, value)| name == "input_numbers" && matches!(value, "1" | "true" | "yes"))
+        .any(|(key, value)| key == name && matches!(value, "1" | "true" | "yes"))
 }
 
 /// `GET /`: the WebSocket of the default session, or the web page (web.rs).
@@ -432,5 +442,7 @@ mod tests {
         assert!(wants_input_numbers(Some("input_numbers=1")));
         assert!(wants_input_numbers(Some("input_numbers=true")));
         assert!(wants_input_numbers(Some("a=b&input_numbers")));
+        assert!(super::asks_for(Some("input_numbers=1&usage=true"), "usage"));
+        assert!(!super::asks_for(Some("usage=false"), "usage"));
     }
 }

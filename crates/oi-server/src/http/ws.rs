@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::frames::{ClientFrame, UserChunk, auth_text, parse_client_frame};
 use crate::input::{InputBuilder, InputError};
 use crate::outgoing::{InputRef, Outgoing};
-use crate::sessions::outbox::Frame;
+use crate::sessions::outbox::{Asks, Extras, Frame};
 use crate::sessions::{AttachGuard, Attachment, CloseReason, Session};
 use crate::state::AppState;
 
@@ -83,12 +83,12 @@ const BATCH: usize = 64;
 async fn send_frames(
     sink: &mut Sink,
     frames: &[Frame],
-    numbered: Option<u64>,
+    extras: Extras,
     stop: &CancellationToken,
 ) -> bool {
     let write = async {
         for frame in frames {
-            sink.feed(Message::Text(frame.text_for(numbered))).await?;
+            sink.feed(Message::Text(frame.text_for(extras))).await?;
         }
         sink.flush().await
     };
@@ -102,10 +102,10 @@ async fn send_frames(
 async fn send_frame(
     sink: &mut Sink,
     frame: &Frame,
-    numbered: Option<u64>,
+    extras: Extras,
     stop: &CancellationToken,
 ) -> bool {
-    send(sink, Message::Text(frame.text_for(numbered)), stop).await
+    send(sink, Message::Text(frame.text_for(extras)), stop).await
 }
 
 /// Whether a connection must authenticate in-band before it may attach to its session.
@@ -115,14 +115,15 @@ pub fn needs_auth_frame(state: &AppState, header_authenticated: bool) -> bool {
 
 /// Serves one upgraded socket on `session`. `guard` is the attachment made when the upgrade
 /// was accepted (so that connections take over in the order they were accepted), or `None`
-/// when the client must first authenticate with a frame. With `numbered`, each `complete`
-/// answering an input of this connection carries `"input": N`.
+/// when the client must first authenticate with a frame. With `asks.input_numbers`, each
+/// `complete` answering an input of this connection carries `"input": N`; with `asks.usage`,
+/// each `complete` carries `"usage"`.
 pub async fn serve_socket(
     mut socket: WebSocket,
     state: AppState,
     session: Arc<Session>,
     guard: Option<AttachGuard>,
-    numbered: bool,
+    asks: Asks,
 ) {
     let guard = match guard {
         Some(guard) => guard,
@@ -144,7 +145,7 @@ pub async fn serve_socket(
         attachment.clone(),
         state.clone(),
         reader_done.clone(),
-        numbered,
+        asks,
     ));
     let client_closed = read_loop(stream, &control_tx, &session, &attachment, &state).await;
     reader_done.cancel();
@@ -309,7 +310,7 @@ async fn write_loop(
     attachment: Attachment,
     state: AppState,
     reader_done: CancellationToken,
-    numbered: bool,
+    asks: Asks,
 ) {
     // A connection that took over waits for the previous one's writer to finish.
     let guard = tokio::select! {
@@ -319,14 +320,14 @@ async fn write_loop(
     };
     let end = match guard {
         Some(_) => {
-            let numbered = numbered.then(|| attachment.connection());
+            let extras = asks.extras(attachment.connection());
             pump(
                 &mut sink,
                 &mut control,
                 &session,
                 &attachment,
                 &state,
-                numbered,
+                extras,
             )
             .await
         }
@@ -393,13 +394,13 @@ async fn pump(
     session: &Session,
     attachment: &Attachment,
     state: &AppState,
-    numbered: Option<u64>,
+    extras: Extras,
 ) -> Ending {
     let outbox = session.outbox();
     let stop = &attachment.token;
     let mut replay = outbox.replay().into_iter();
     while let Some(frame) = replay.next() {
-        if !send_frame(sink, &frame, numbered, stop).await {
+        if !send_frame(sink, &frame, extras, stop).await {
             // This one and the rest go to the next connection, in order.
             outbox.failed(frame);
             replay.for_each(|rest| outbox.failed(rest));
@@ -431,7 +432,7 @@ async fn pump(
             () = state.shutdown.cancelled() => return Ending::Quietly,
             () = resend => {
                 for frame in outbox.overdue(Instant::now()) {
-                    if !send_frame(sink, &frame, numbered, stop).await {
+                    if !send_frame(sink, &frame, extras, stop).await {
                         return Ending::Quietly;
                     }
                     outbox.sent(&frame);
@@ -444,7 +445,7 @@ async fn pump(
                 session.touch();
                 let frames: Vec<Frame> = batch.iter().map(|out| outbox.prepare_out(out)).collect();
                 session.persist(&batch, &frames).await;
-                if !send_frames(sink, &frames, numbered, stop).await {
+                if !send_frames(sink, &frames, extras, stop).await {
                     for frame in frames {
                         outbox.failed(frame);
                     }

@@ -278,7 +278,7 @@ pub struct Restored {
 }
 
 /// What `GET /sessions` says about one session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionInfo {
     /// The id.
     pub id: String,
@@ -288,6 +288,9 @@ pub struct SessionInfo {
     pub idle_seconds: u64,
     /// Messages in the conversation.
     pub messages: usize,
+    /// The last turn's and the session's tokens and cost (a `cost` of `null`: a price oi
+    /// does not know).
+    pub usage: oi_core::UsageReport,
 }
 
 /// Every live session.
@@ -460,7 +463,8 @@ impl Sessions {
                 id: s.id.clone(),
                 connected: s.connected(),
                 idle_seconds: s.idle_for(now).as_secs(),
-                messages: s.interpreter.interpreter().messages().len(),
+                messages: s.interpreter.interpreter().message_count(),
+                usage: s.interpreter.interpreter().runtime_mut().usage(),
             })
             .collect();
         list.sort_by(|a, b| a.id.cmp(&b.id));

@@ -15,7 +15,7 @@ use axum::extract::ws::Utf8Bytes;
 use oi_core::Chunk;
 use tokio::time::Instant;
 
-use crate::frames::{chunk_text, with_input};
+use crate::frames::{chunk_text, with_field, with_input};
 use crate::outgoing::{InputRef, Outgoing};
 
 /// A chunk ready for the socket: its text (with its `id` in acknowledge mode).
@@ -27,6 +27,40 @@ pub struct Frame {
     pub text: Utf8Bytes,
     /// For a `complete`: the input it answers.
     answers: Option<InputRef>,
+    /// For a `complete`: its usage as JSON, for connections that asked (`?usage=true`).
+    usage: Option<String>,
+}
+
+/// What a connection asked to find in the `complete`s it is sent (opt-in query parameters
+/// of its upgrade, so that clients written for the original get its `complete` byte for
+/// byte).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// `?input_numbers=true`: the connection's number in its session, so that a `complete`
+    /// answering one of its inputs carries `"input": N`.
+    pub numbered: Option<u64>,
+    /// `?usage=true`: each `complete` carries `"usage"` (its turn's and the session's
+    /// tokens and cost).
+    pub usage: bool,
+}
+
+/// What a connection's upgrade asked for (its query), before it has a number.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asks {
+    /// `?input_numbers=true`.
+    pub input_numbers: bool,
+    /// `?usage=true`.
+    pub usage: bool,
+}
+
+impl Asks {
+    /// What the frames sent to connection number `connection` carry.
+    pub fn extras(self, connection: u64) -> Extras {
+        Extras {
+            numbered: self.input_numbers.then_some(connection),
+            usage: self.usage,
+        }
+    }
 }
 
 impl Frame {
@@ -36,15 +70,26 @@ impl Frame {
     }
 
     /// The text to send on a connection: when it asked for numbered `complete`s
-    /// (`numbered` is its number in the session), a `complete` answering one of its inputs
-    /// carries `"input": N`.
-    pub fn text_for(&self, numbered: Option<u64>) -> Utf8Bytes {
-        match (self.answers, numbered) {
-            (Some(input), Some(connection)) if input.connection == connection => {
-                Utf8Bytes::from(with_input(self.text.as_str(), input.number))
-            }
-            _ => self.text.clone(),
+    /// (`extras.numbered` is its number in the session), a `complete` answering one of its
+    /// inputs carries `"input": N`; when it asked for usage, a `complete` carries
+    /// `"usage": {…}`.
+    pub fn text_for(&self, extras: Extras) -> Utf8Bytes {
+        let input = match (self.answers, extras.numbered) {
+            (Some(input), Some(connection)) if input.connection == connection => Some(input.number),
+            _ => None,
+        };
+        let usage = self.usage.as_deref().filter(|_| extras.usage);
+        if input.is_none() && usage.is_none() {
+            return self.text.clone();
         }
+        let mut text = self.text.as_str().to_owned();
+        if let Some(number) = input {
+            text = with_input(&text, number);
+        }
+        if let Some(usage) = usage {
+            text = with_field(&text, "usage", usage);
+        }
+        Utf8Bytes::from(text)
     }
 }
 
@@ -107,6 +152,7 @@ impl Outbox {
                     seq: Some(seq),
                     text: Utf8Bytes::from(text),
                     answers: None,
+                    usage: None,
                 };
                 state.unacked.push_back(Pending {
                     seq,
@@ -160,11 +206,15 @@ impl Outbox {
     /// [`prepare`](Self::prepare) for a chunk that may answer an input.
     pub fn prepare_out(&self, out: &Outgoing) -> Frame {
         let (chunk, answers) = (&out.chunk, out.answers);
+        let usage = out
+            .usage
+            .and_then(|usage| serde_json::to_string(&usage).ok());
         if !self.acknowledge {
             return Frame {
                 seq: None,
                 text: Utf8Bytes::from(chunk_text(chunk, None)),
                 answers,
+                usage,
             };
         }
         let mut state = self.state();
@@ -175,6 +225,7 @@ impl Outbox {
             seq: Some(seq),
             text: Utf8Bytes::from(chunk_text(chunk, Some(&id))),
             answers,
+            usage,
         };
         state.unacked.push_back(Pending {
             seq,

@@ -114,7 +114,7 @@ fn the_sandbox_limits_and_conversation_path_only_tighten_whatever_the_flags() {
     );
     let runtime = RuntimeState {
         conversation_filename: Some("mine.json".into()),
-        spent: 0.0,
+        ..RuntimeState::default()
     };
     let same = json!({"conversation_filename": "mine.json"});
     assert!(apply_patch(&server, &runtime, &same, open).is_ok());
