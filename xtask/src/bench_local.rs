@@ -18,7 +18,7 @@
 //! several times slower: a thread that loses its core stalls the other at every barrier).
 
 pub(crate) mod runs;
-mod server;
+pub(crate) mod server;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -166,26 +166,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let target = target_dir();
     let work = target.join("bench-local");
     std::fs::create_dir_all(&work)?;
-    let build_env = build_tools::ensure(&target)?;
-    crate::fetch_model::run(&[])?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    println!("building oi with the embedded model (release; the first build compiles llama.cpp)…");
-    let mut build = Command::new(&cargo);
-    build.args([
-        "build",
-        "--release",
-        "--package",
-        "oi-cli",
-        "--features",
-        "local",
-    ]);
-    build_env.apply(&mut build);
-    build_tools::build_with_progress(build)?;
-    // A copy of its own: a later plain release build (another command, another checkout
-    // sharing the target folder) replaces target/release/oi with one without the model.
-    let oi = work.join("oi");
-    std::fs::copy(target.join("release").join("oi"), &oi)
-        .context("copying the oi just built into target/bench-local")?;
+    let oi = build_tools::build_local_oi(&target, &work)?;
     let model = default_model_path(&Env::from_process())
         .context("no data directory for the model: set OI_MODEL_PATH")?;
     let threads = physical_cores();

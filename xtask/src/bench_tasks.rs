@@ -1,5 +1,5 @@
-//! `cargo xtask bench-tasks [--runs N] [--scripted] [--only A,B] [--limit SECS] [--oi PATH]
-//! [--label TEXT] [--model FILE]`: everyday tasks (issue 28) given to `oi --local -y`, each run
+//! `cargo xtask bench-tasks [--runs N] [--scripted] [--reference [--reference-runs N]]
+//! [--only A,B] [--limit SECS] [--oi PATH] [--label TEXT] [--model FILE]`: everyday tasks (issue 28) given to `oi --local -y`, each run
 //! in a fresh folder and checked by the task's checker (files, numbers, listings, a command's
 //! output). Reports per task: runs solved, median wall time, median model requests; writes
 //! the markdown table to `target/bench-tasks/results-LABEL.md` and each run's transcript to
@@ -8,15 +8,22 @@
 //! - Default: the embedded model (built like `bench-local`: release, `--features local`,
 //!   copied to `target/bench-tasks/oi`; `--oi PATH` runs that binary instead, e.g. an older
 //!   build to compare with). `--model FILE` runs another GGUF (`OI_MODEL_PATH`).
+//! - `--reference`: the original Open Interpreter 0.4.3 gets the same tasks, each run in a
+//!   fresh folder with the same checkers, driving the same GGUF through llama.cpp's server
+//!   (see `original.rs`); oi and the original take turns run by run, so that the machine's load
+//!   falls on both alike (`--reference-runs N`: the original runs only the first N of each
+//!   task's runs). The load average is sampled before every run.
 //! - `--scripted`: the scripted model server (crates/oi-testkit) answers each task with its
 //!   known-good solution, and then with a wrong one (`print("no idea")`): every solution must
 //!   pass its checker and every wrong answer must fail it, with real interpreters. A short CI
 //!   run, so that the harness and the checkers cannot rot; it fails when either does not hold.
 
 mod check;
+mod original;
+mod report;
+mod scripted;
 mod tasks;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -24,14 +31,14 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use oi_llm::Env;
 use oi_llm::local_model::default_model_path;
-use oi_testkit::{Reply, Script, ScriptedServer};
 
 use crate::bench_local::runs::{OiLog, Timed, run_timed};
 use crate::build_tools;
-use crate::measure::median;
-use tasks::{Content, Step, TASKS, Task};
+use original::Original;
+use report::{Outcome, Row};
+use tasks::{Content, TASKS, Task};
 
-struct Options {
+pub(super) struct Options {
     runs: usize,
     scripted: bool,
     only: Option<Vec<String>>,
@@ -39,6 +46,8 @@ struct Options {
     oi: Option<PathBuf>,
     label: Option<String>,
     model: Option<PathBuf>,
+    reference: bool,
+    reference_runs: Option<usize>,
 }
 
 fn options(args: &[String]) -> anyhow::Result<Options> {
@@ -50,6 +59,8 @@ fn options(args: &[String]) -> anyhow::Result<Options> {
         oi: None,
         label: None,
         model: None,
+        reference: false,
+        reference_runs: None,
     };
     let mut i = 0;
     let value = |i: &mut usize, name: &str| -> anyhow::Result<String> {
@@ -82,11 +93,20 @@ fn options(args: &[String]) -> anyhow::Result<Options> {
                         .collect(),
                 );
             }
+            "--reference" => opts.reference = true,
+            "--reference-runs" => {
+                opts.reference = true;
+                opts.reference_runs = Some(
+                    value(&mut i, "--reference-runs")?
+                        .parse()
+                        .context("--reference-runs takes a number of runs")?,
+                );
+            }
             "--oi" => opts.oi = Some(value(&mut i, "--oi")?.into()),
             "--label" => opts.label = Some(value(&mut i, "--label")?),
             "--model" => opts.model = Some(value(&mut i, "--model")?.into()),
             other => bail!(
-                "bench-tasks: unknown option `{other}` (options: --runs N, --scripted, --only A,B, --limit SECS, --oi PATH, --label TEXT, --model FILE)"
+                "bench-tasks: unknown option `{other}` (options: --runs N, --scripted, --reference, --reference-runs N, --only A,B, --limit SECS, --oi PATH, --label TEXT, --model FILE)"
             ),
         }
         i += 1;
@@ -100,13 +120,6 @@ fn options(args: &[String]) -> anyhow::Result<Options> {
         bail!("bench-tasks: no task named `{unknown}`");
     }
     Ok(opts)
-}
-
-/// One run of one task.
-struct Outcome {
-    solved: Result<(), String>,
-    wall: f64,
-    requests: usize,
 }
 
 /// `cargo xtask bench-tasks …`.
@@ -124,12 +137,12 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         })
         .collect();
     if opts.scripted {
-        return scripted(&opts, &target, &work, &tasks);
+        return scripted::scripted(&opts, &target, &work, &tasks);
     }
     // Absolute: oi runs in each task's folder.
     let oi = match &opts.oi {
         Some(oi) => std::fs::canonicalize(oi).with_context(|| format!("--oi {}", oi.display()))?,
-        None => build_local(&target, &work)?,
+        None => build_tools::build_local_oi(&target, &work)?,
     };
     // HOME is the bench's own (no user settings), so the model's path is given explicitly.
     let model = match &opts.model {
@@ -139,119 +152,168 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     };
     let label = opts.label.clone().unwrap_or_else(|| "oi".to_owned());
     let runs_dir = work.join("runs").join(&label);
-    let _ = std::fs::remove_dir_all(&runs_dir);
+    let original_dir = work.join("runs").join(format!("{label}-original"));
+    for dir in [&runs_dir, &original_dir] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     std::fs::create_dir_all(&runs_dir)?;
+    let mut original = if opts.reference {
+        std::fs::create_dir_all(&original_dir)?;
+        Some(Original::start(&work, &model)?)
+    } else {
+        None
+    };
     let home = work.join("home");
     let cache = work.join(format!("cache-{label}"));
     std::fs::create_dir_all(&home)?;
     let load_before = crate::bench_local::load_average();
     println!(
-        "bench-tasks: {} tasks x {} runs with {} (limit {} s per run, load {load_before})",
+        "bench-tasks: {} tasks x {} runs with {}{} (limit {} s per run, load {load_before})",
         tasks.len(),
         opts.runs,
         oi.display(),
+        if original.is_some() {
+            " and the original"
+        } else {
+            ""
+        },
         opts.limit.as_secs()
     );
     let mut rows = Vec::new();
+    let mut loads = Vec::new();
     for task in &tasks {
-        let mut outcomes = Vec::new();
+        let mut row = Row {
+            task,
+            oi: Vec::new(),
+            original: Vec::new(),
+        };
         for n in 1..=opts.runs {
+            loads.push(one_minute_load());
             let folder = fresh_folder(&work, task, n)?;
             let mut command = Command::new(&oi);
             command
                 .env("HOME", &home)
                 .env("OI_CACHE_DIR", &cache)
+                .env("OI_MODEL_PATH", &model)
                 .env_remove("OPENAI_API_KEY")
                 .current_dir(&folder)
                 .args(["--local", "-y", "-v", task.prompt]);
-            command.env("OI_MODEL_PATH", &model);
             let started = std::time::Instant::now();
             let timed = run_timed(&mut command, opts.limit);
-            let outcome = match timed {
-                Ok(timed) => {
-                    let requests = OiLog::parse(&timed.stderr).calls.len();
-                    let solved = task.check.verify(&folder, &timed.stdout);
-                    save_transcript(&runs_dir, task, n, &timed, &solved)?;
-                    Outcome {
-                        solved,
-                        wall: timed.wall.as_secs_f64(),
-                        requests,
-                    }
-                }
-                Err(error) => {
-                    let text = format!("{error:#}");
-                    std::fs::write(runs_dir.join(format!("{}-{n}.txt", task.name)), &text)?;
-                    Outcome {
-                        solved: Err(first_line(&text)),
-                        wall: started.elapsed().as_secs_f64(),
-                        // A run stopped at the limit: the requests it had made.
-                        requests: OiLog::parse(&text).calls.len(),
-                    }
-                }
+            let wall = started.elapsed().as_secs_f64();
+            // From oi's log (a run stopped at the limit: the requests it had made).
+            let requests = match &timed {
+                Ok(timed) => OiLog::parse(&timed.stderr).calls.len(),
+                Err(error) => OiLog::parse(&format!("{error:#}")).calls.len(),
             };
-            println!(
-                "  {:<16} run {n}: {} {:>6.1} s, {} requests{}",
-                task.name,
-                if outcome.solved.is_ok() {
-                    "ok  "
-                } else {
-                    "FAIL"
-                },
-                outcome.wall,
-                outcome.requests,
-                outcome
-                    .solved
-                    .as_ref()
-                    .err()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default()
-            );
+            let outcome = judge(task, n, &folder, &runs_dir, timed, wall, requests)?;
+            print_outcome(task, n, "oi", &outcome);
             let _ = std::fs::remove_dir_all(&folder);
-            outcomes.push(outcome);
+            row.oi.push(outcome);
+            let Some(original) = original.as_mut() else {
+                continue;
+            };
+            if opts.reference_runs.is_some_and(|r| n > r) {
+                continue;
+            }
+            loads.push(one_minute_load());
+            let folder = fresh_folder(&work, task, n)?;
+            let started = std::time::Instant::now();
+            let (timed, served) = original.run(&folder, task.prompt, opts.limit);
+            let wall = started.elapsed().as_secs_f64();
+            let outcome = judge(task, n, &folder, &original_dir, timed, wall, served)?;
+            print_outcome(task, n, "original", &outcome);
+            let _ = std::fs::remove_dir_all(&folder);
+            row.original.push(outcome);
         }
-        rows.push((*task, outcomes));
+        rows.push(row);
     }
-    let report = report(&label, &oi, &opts, &rows, &load_before);
+    let header = report::Header {
+        label: &label,
+        oi: &oi,
+        runs: opts.runs,
+        limit: opts.limit,
+        model: &model,
+        original: original.as_ref().map(Original::describe),
+        load_before: &load_before,
+        loads: &loads,
+    };
+    let report = report::report(&header, &rows);
     println!("\n{report}");
     let out = work.join(format!("results-{label}.md"));
     std::fs::write(&out, &report)?;
     println!(
         "written to {}; transcripts in {}",
         out.display(),
-        runs_dir.display()
+        work.join("runs").display()
     );
     Ok(())
+}
+
+/// The one-minute load average (0 where there is none).
+fn one_minute_load() -> f64 {
+    crate::bench_local::load_average()
+        .split_whitespace()
+        .next()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Checks one run's result and saves its transcript.
+fn judge(
+    task: &Task,
+    n: usize,
+    folder: &Path,
+    dir: &Path,
+    timed: anyhow::Result<Timed>,
+    wall: f64,
+    requests: usize,
+) -> anyhow::Result<Outcome> {
+    let solved = match timed {
+        Ok(timed) => {
+            let solved = task.check.verify(folder, &timed.stdout);
+            save_transcript(dir, task, n, &timed, &solved)?;
+            solved
+        }
+        Err(error) => {
+            let text = format!("{error:#}");
+            std::fs::write(dir.join(format!("{}-{n}.txt", task.name)), &text)?;
+            Err(first_line(&text))
+        }
+    };
+    Ok(Outcome {
+        solved,
+        wall,
+        requests,
+    })
+}
+
+fn print_outcome(task: &Task, n: usize, who: &str, outcome: &Outcome) {
+    println!(
+        "  {:<16} {who:<8} run {n}: {} {:>6.1} s, {} requests{}",
+        task.name,
+        if outcome.solved.is_ok() {
+            "ok  "
+        } else {
+            "FAIL"
+        },
+        outcome.wall,
+        outcome.requests,
+        outcome
+            .solved
+            .as_ref()
+            .err()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default()
+    );
 }
 
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").to_owned()
 }
 
-/// Builds `oi` with the embedded model (as `bench-local` does) and copies it aside.
-fn build_local(target: &Path, work: &Path) -> anyhow::Result<PathBuf> {
-    let build_env = build_tools::ensure(target)?;
-    crate::fetch_model::run(&[])?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    println!("building oi with the embedded model (release; the first build compiles llama.cpp)…");
-    let mut build = Command::new(&cargo);
-    build.args([
-        "build",
-        "--release",
-        "--package",
-        "oi-cli",
-        "--features",
-        "local",
-    ]);
-    build_env.apply(&mut build);
-    build_tools::build_with_progress(build)?;
-    let oi = work.join("oi");
-    std::fs::copy(target.join("release").join("oi"), &oi)
-        .context("copying the oi just built into target/bench-tasks")?;
-    Ok(oi)
-}
-
 /// A fresh folder holding the task's files.
-fn fresh_folder(work: &Path, task: &Task, n: usize) -> anyhow::Result<PathBuf> {
+pub(super) fn fresh_folder(work: &Path, task: &Task, n: usize) -> anyhow::Result<PathBuf> {
     let folder = work.join("folders").join(format!("{}-{n}", task.name));
     let _ = std::fs::remove_dir_all(&folder);
     std::fs::create_dir_all(&folder)?;
@@ -283,157 +345,4 @@ fn save_transcript(
     );
     std::fs::write(dir.join(format!("{}-{n}.txt", task.name)), text)?;
     Ok(())
-}
-
-fn report(
-    label: &str,
-    oi: &Path,
-    opts: &Options,
-    rows: &[(&Task, Vec<Outcome>)],
-    load_before: &str,
-) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Everyday tasks: `{}` (label {label}), `--local -y`, {} run(s) per task, limit {} s per run{}; load average {load_before} before, {} after.\n",
-        oi.display(),
-        opts.runs,
-        opts.limit.as_secs(),
-        opts.model
-            .as_ref()
-            .and_then(|m| m.file_name())
-            .map(|m| format!(", model {}", m.to_string_lossy()))
-            .unwrap_or_default(),
-        crate::bench_local::load_average()
-    );
-    let _ = writeln!(
-        out,
-        "| task | kind | solved | wall s (median) | requests (median) |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|");
-    let (mut solved, mut total) = (0, 0);
-    let mut walls = Vec::new();
-    let mut requests = Vec::new();
-    for (task, outcomes) in rows {
-        let ok = outcomes.iter().filter(|o| o.solved.is_ok()).count();
-        solved += ok;
-        total += outcomes.len();
-        let wall: Vec<f64> = outcomes.iter().map(|o| o.wall).collect();
-        let reqs: Vec<f64> = outcomes.iter().map(|o| o.requests as f64).collect();
-        walls.extend(&wall);
-        requests.extend(&reqs);
-        let _ = writeln!(
-            out,
-            "| {} | {} | {ok}/{} | {:.1} | {:.0} |",
-            task.name,
-            task.kind,
-            outcomes.len(),
-            median(&wall).unwrap_or(0.0),
-            median(&reqs).unwrap_or(0.0)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "| **all** | | **{solved}/{total}** | {:.1} (sum {:.0}) | {:.0} (sum {:.0}) |",
-        median(&walls).unwrap_or(0.0),
-        walls.iter().sum::<f64>(),
-        median(&requests).unwrap_or(0.0),
-        requests.iter().sum::<f64>()
-    );
-    out
-}
-
-/// The known-good solution as the scripted model's replies.
-fn solution_script(task: &Task) -> Script {
-    Script::new(task.solution.iter().map(|step| match step {
-        Step::Code(language, code) => Reply::text(format!("```{language}\n{code}\n```")),
-        Step::Say(text) => Reply::text(*text),
-    }))
-}
-
-/// A wrong answer: code that prints nothing useful, then a confident claim.
-fn wrong_script() -> Script {
-    Script::new([
-        Reply::text("```python\nprint(\"no idea\")\n```"),
-        Reply::text("Done."),
-    ])
-}
-
-/// `--scripted`: every solution passes its checker, every wrong answer fails it.
-fn scripted(opts: &Options, target: &Path, work: &Path, tasks: &[&Task]) -> anyhow::Result<()> {
-    let oi = match &opts.oi {
-        Some(oi) => std::fs::canonicalize(oi).with_context(|| format!("--oi {}", oi.display()))?,
-        None => {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let status = Command::new(&cargo)
-                .args(["build", "--quiet", "--package", "oi-cli"])
-                .status()?;
-            if !status.success() {
-                bail!("building oi failed");
-            }
-            target.join("debug").join("oi")
-        }
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let home = work.join("home-scripted");
-    std::fs::create_dir_all(&home)?;
-    let mut failures = Vec::new();
-    for task in tasks {
-        for (what, script, should_pass) in [
-            ("solution", solution_script(task), true),
-            ("wrong answer", wrong_script(), false),
-        ] {
-            let server = runtime.block_on(ScriptedServer::start(script))?;
-            let folder = fresh_folder(work, task, 0)?;
-            let mut command = Command::new(&oi);
-            command
-                .env("HOME", &home)
-                .env_remove("OPENAI_API_KEY")
-                .current_dir(&folder)
-                .args([
-                    "--local",
-                    "--api_base",
-                    &server.base_url(),
-                    "--api_key",
-                    "unused",
-                    "-y",
-                    task.prompt,
-                ]);
-            let timed = run_timed(&mut command, opts.limit)
-                .with_context(|| format!("{}: running oi against the scripted model", task.name))?;
-            let verdict = task.check.verify(&folder, &timed.stdout);
-            let requests = server.request_count();
-            let expected_requests = if should_pass { task.solution.len() } else { 2 };
-            let ok = verdict.is_ok() == should_pass && requests == expected_requests;
-            println!(
-                "  {:<16} {what:<12} {} ({requests} requests{})",
-                task.name,
-                if ok { "as expected" } else { "WRONG" },
-                verdict
-                    .as_ref()
-                    .err()
-                    .map(|e| format!(", {e}"))
-                    .unwrap_or_default()
-            );
-            if !ok {
-                failures.push(format!(
-                    "{} ({what}): checker {:?}, {requests} requests (expected {expected_requests})\n{}",
-                    task.name, verdict, timed.stdout
-                ));
-            }
-            let _ = std::fs::remove_dir_all(&folder);
-        }
-    }
-    if failures.is_empty() {
-        println!(
-            "bench-tasks --scripted: {} tasks, every solution solved, every wrong answer caught",
-            tasks.len()
-        );
-        Ok(())
-    } else {
-        bail!("bench-tasks --scripted:\n{}", failures.join("\n"))
-    }
 }

@@ -339,6 +339,34 @@ pub fn build_with_progress(mut command: Command) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Builds `oi` with the embedded model (release, `--features local`, fetching the build tools
+/// and the default model first) and copies it to `dest/oi`, which it returns: a copy of its
+/// own, since a later plain release build (another command, another checkout sharing the
+/// target folder) replaces `target/release/oi` with one without the model. Cargo's own
+/// `CARGO_BUILD_JOBS` limits the build's jobs.
+pub fn build_local_oi(target: &Path, dest: &Path) -> anyhow::Result<PathBuf> {
+    let build_env = ensure(target)?;
+    crate::fetch_model::run(&[])?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    println!("building oi with the embedded model (release; the first build compiles llama.cpp)…");
+    let mut build = Command::new(&cargo);
+    build.args([
+        "build",
+        "--release",
+        "--package",
+        "oi-cli",
+        "--features",
+        "local",
+    ]);
+    build_env.apply(&mut build);
+    build_with_progress(build)?;
+    std::fs::create_dir_all(dest)?;
+    let oi = dest.join("oi");
+    std::fs::copy(target.join("release").join("oi"), &oi)
+        .with_context(|| format!("copying the oi just built into {}", dest.display()))?;
+    Ok(oi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

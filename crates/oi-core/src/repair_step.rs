@@ -1,12 +1,18 @@
 //! The repair step for small local models (issue 28): after a block whose output is an error,
 //! or a block that only prints a value typed in by hand, the next request carries a short
 //! hidden note saying so, and a reply without code after an error gets one more request
-//! with the error (once per turn: a retry, not a loop).
+//! with the error (once per turn: a retry, not a loop). A reply without code while the
+//! user's message or the reply names a file in the workspace that no code of the turn has
+//! read gets one more request that says to open it (once per turn); and the same block
+//! printing the same output again ends the turn, since the answer is on the screen already.
 //!
 //! Only for the embedded model's settings (`model: local` or `local/PATH`, also through
 //! `--api_base`): large models read an error without help, and the original's wire format
 //! stays as it is for them.
 
+use std::path::Path;
+
+use crate::lmc::{Kind, Message, Role};
 use crate::settings::Settings;
 
 /// Whether the repair step applies to these settings.
@@ -96,6 +102,55 @@ pub(crate) fn error_note(error: &str) -> String {
 /// The hidden note after a block that only printed a value typed in by hand.
 pub(crate) const TYPED_ANSWER_NOTE: &str = "That code only printed a value you typed in yourself; it computed nothing and read no file. If the task needs a computation, a file or a change, reply with code that does it and prints the result. If not, give the answer.";
 
+/// The words of `text` that name a file in `dir`: a word with an extension (`notes.txt`,
+/// `data/sales.csv`), without the quotes, backticks and punctuation around it.
+pub(crate) fn named_files(text: &str, dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for word in
+        text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
+    {
+        let word = word.trim_end_matches(['.', ':', ';', '?', '!']);
+        let Some((stem, extension)) = word.rsplit_once('.') else {
+            continue;
+        };
+        let plausible = !stem.is_empty()
+            && (1..=5).contains(&extension.len())
+            && extension.chars().all(|c| c.is_ascii_alphanumeric())
+            && extension.starts_with(|c: char| c.is_ascii_alphabetic())
+            && !word.contains("..");
+        if plausible && !names.iter().any(|n| n == word) && dir.join(word).is_file() {
+            names.push(word.to_owned());
+        }
+    }
+    names
+}
+
+/// A file the turn's user message or the model's replies name (present in `dir`) that no
+/// code block of the turn mentions and no output showed: the model answered about a file it
+/// never opened (a file an `ls` listed counts as seen).
+pub(crate) fn unread_file(messages: &[Message], dir: &Path) -> Option<String> {
+    let start = messages
+        .iter()
+        .rposition(|m| m.role == Role::User && m.kind == Kind::Message)?;
+    let turn = &messages[start..];
+    let seen: Vec<&str> = turn
+        .iter()
+        .filter(|m| m.kind == Kind::Code || m.kind == Kind::Console)
+        .map(Message::text)
+        .collect();
+    turn.iter()
+        .filter(|m| m.kind == Kind::Message && matches!(m.role, Role::User | Role::Assistant))
+        .flat_map(|m| named_files(m.text(), dir))
+        .find(|name| !seen.iter().any(|c| c.contains(name.as_str())))
+}
+
+/// The hidden note after a reply about a file no code opened.
+pub(crate) fn open_file_note(name: &str) -> String {
+    format!(
+        "You have not opened {name}. Reply with code that reads {name} and prints what the task asks for."
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +185,17 @@ mod tests {
         assert!(!typed_answer("shell", "echo $HOME"));
         assert!(!typed_answer("shell", "echo hi > hello.txt"));
         assert!(!typed_answer("python", ""));
+    }
+
+    #[test]
+    fn named_files_are_words_with_an_extension_that_exist() {
+        let dir = std::env::temp_dir().join(format!("oi-named-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), "a\n").unwrap();
+        std::fs::write(dir.join("sales.csv"), "a\n").unwrap();
+        let text = "How many lines does the file notes.txt have? See `sales.csv`, 'missing.txt', version 1.5 and e.g.";
+        assert_eq!(named_files(text, &dir), ["notes.txt", "sales.csv"]);
+        assert!(named_files("Reverse the string 'interpreter'.", &dir).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -328,6 +328,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
         let mut note: Option<String> = None;
         let mut last_error: Option<String> = None;
         let mut retried = false;
+        let mut hinted = false;
         loop {
             if ctx.shared.messages().is_empty() {
                 yield TurnEvent::Error(TurnError::NoMessage);
@@ -379,6 +380,16 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     tracing::info!(%error, "repair step: the reply after an error has no code; one retry with the error");
                     retried = true;
                     note = Some(repair_step::error_note(&error));
+                    continue;
+                }
+                let workspace = &ctx.settings.computer.sandbox.workspace;
+                let unread = (repairs && !hinted)
+                    .then(|| repair_step::unread_file(&ctx.shared.messages(), workspace))
+                    .flatten();
+                if let Some(file) = unread {
+                    tracing::info!(%file, "repair step: the reply names a file no code opened; one request to open it");
+                    hinted = true;
+                    note = Some(repair_step::open_file_note(&file));
                     continue;
                 }
                 if continue_loop(&ctx.settings, &ctx.shared) {
@@ -464,6 +475,10 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     let error = if repairs { repair_step::error_line(&printed) } else { None };
                     // The same error again, even from other code, is no progress either.
                     let same_error = error.is_some() && error == last_error;
+                    if repairs && last_run == Some(run) && error.is_none() && !printed.trim().is_empty() {
+                        tracing::info!("repair step: the same block printed the same output again; the answer is on the screen, the turn ends");
+                        break;
+                    }
                     if last_run == Some(run) || same_error {
                         stalls += 1;
                     } else {

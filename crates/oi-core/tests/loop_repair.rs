@@ -154,3 +154,111 @@ async fn other_models_get_no_repair_step() {
             .all(|m| !m.text().contains("corrected code"))
     );
 }
+
+#[tokio::test]
+async fn the_same_block_printing_the_same_output_again_ends_the_turn() {
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::code("python", "print(sum(range(5)))"),
+            ModelReply::code("python", "print(sum(range(5)))"),
+            ModelReply::text("never asked"),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text("10\n"), RunOutput::text("10\n")]),
+        local,
+    );
+    let seen = drive(oi.chat("sum 0..4"), |_| panic!("auto_run")).await;
+    assert!(seen.complete, "{:?}", seen.error);
+    // The repeat ran (its output is the answer) and nothing more was asked.
+    assert_eq!(model.request_count(), 2);
+    assert_eq!(computer.runs().len(), 2);
+    let said = seen
+        .chunks
+        .iter()
+        .filter_map(|c| c.text())
+        .collect::<String>();
+    assert!(!said.contains("without progress"), "{said}");
+}
+
+/// A workspace holding `notes.txt`, and the settings that use it for the local model.
+fn workspace_with_notes() -> (tempfile::TempDir, impl FnOnce(&mut oi_core::Settings)) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "a\nb\nc\n").unwrap();
+    let path = dir.path().to_path_buf();
+    (dir, move |s: &mut oi_core::Settings| {
+        local(s);
+        s.computer.sandbox.workspace = path;
+    })
+}
+
+#[tokio::test]
+async fn a_reply_about_a_file_no_code_opened_gets_one_request_to_open_it() {
+    let (_dir, adjust) = workspace_with_notes();
+    let (oi, model, computer) = setup(
+        [
+            ModelReply::text("The file notes.txt has 10 lines."),
+            ModelReply::code("python", "print(len(open('notes.txt').readlines()))"),
+            ModelReply::text("It has 3 lines."),
+            ModelReply::text("never asked"),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text("3\n")]),
+        adjust,
+    );
+    let seen = drive(oi.chat("How many lines does notes.txt have?"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    assert_eq!(model.request_count(), 3);
+    assert_eq!(computer.runs().len(), 1);
+    let requests = model.requests();
+    let note = last_user_text(&requests[1]);
+    assert!(note.contains("You have not opened notes.txt"), "{note}");
+    assert!(!last_user_text(&requests[2]).contains("not opened"));
+    // Sent, not kept.
+    assert!(
+        oi.messages()
+            .iter()
+            .all(|m| !m.text().contains("not opened"))
+    );
+}
+
+#[tokio::test]
+async fn the_request_to_open_a_file_comes_once_and_only_for_the_local_model() {
+    let (_dir, adjust) = workspace_with_notes();
+    let (oi, model, _computer) = setup(
+        [
+            ModelReply::text("notes.txt has 10 lines."),
+            ModelReply::text("Still, notes.txt has 10 lines."),
+            ModelReply::text("never asked"),
+        ],
+        RecordingComputer::new(),
+        adjust,
+    );
+    let seen = drive(oi.chat("How many lines does notes.txt have?"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    assert_eq!(model.request_count(), 2);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "a\n").unwrap();
+    let path = dir.path().to_path_buf();
+    let (oi, model, _computer) = setup(
+        [
+            ModelReply::text("notes.txt has 10 lines."),
+            ModelReply::text("never asked"),
+        ],
+        RecordingComputer::new(),
+        move |s| {
+            s.llm.model = "gpt-4o".to_owned();
+            s.computer.sandbox.workspace = path;
+        },
+    );
+    let seen = drive(oi.chat("How many lines does notes.txt have?"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    assert_eq!(model.request_count(), 1);
+}

@@ -2,6 +2,7 @@
 //! (the figures `oi -v` logs for the embedded model).
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,12 +23,36 @@ pub struct Timed {
 
 /// Runs `command` to its end (killed after `limit`); fails when it fails.
 pub fn run_timed(command: &mut Command, limit: Duration) -> anyhow::Result<Timed> {
+    run_timed_input(command, limit, None)
+}
+
+/// [`run_timed`] with `input` (a file) as the program's stdin instead of nothing. The program
+/// runs in a process group of its own, which is killed when it exits or overruns `limit`: a
+/// process it left behind (a code kernel) must not hold its output open.
+pub fn run_timed_input(
+    command: &mut Command,
+    limit: Duration,
+    input: Option<&Path>,
+) -> anyhow::Result<Timed> {
+    use std::os::unix::process::CommandExt as _;
+    let stdin = match input {
+        Some(path) => Stdio::from(
+            std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?,
+        ),
+        None => Stdio::null(),
+    };
     command
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
     let started = Instant::now();
-    let mut child = command.spawn().context("starting oi")?;
+    let name = Path::new(command.get_program())
+        .file_name()
+        .map_or_else(|| "oi".to_owned(), |n| n.to_string_lossy().into_owned());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("starting {name}"))?;
     let mut stdout = child.stdout.take().context("oi's stdout")?;
     let mut stderr = child.stderr.take().context("oi's stderr")?;
     let out = std::thread::spawn(move || {
@@ -50,16 +75,18 @@ pub fn run_timed(command: &mut Command, limit: Duration) -> anyhow::Result<Timed
     });
     let status = loop {
         if let Some(status) = child.try_wait()? {
+            kill_group(child.id());
             break status;
         }
         if started.elapsed() > limit {
+            kill_group(child.id());
             let _ = child.kill();
             let _ = child.wait();
             // What it printed and logged so far, for the reader of the error.
             let (_, stdout) = out.join().unwrap_or_default();
             let stderr = strip_ansi(&err.join().unwrap_or_default());
             bail!(
-                "oi did not finish within {} s\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+                "{name} did not finish within {} s\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
                 limit.as_secs()
             );
         }
@@ -69,7 +96,7 @@ pub fn run_timed(command: &mut Command, limit: Duration) -> anyhow::Result<Timed
     let (first_byte, stdout) = out.join().unwrap_or_default();
     let stderr = strip_ansi(&err.join().unwrap_or_default());
     if !status.success() {
-        bail!("oi failed ({status}):\n{stdout}\n{stderr}");
+        bail!("{name} failed ({status}):\n{stdout}\n{stderr}");
     }
     Ok(Timed {
         wall,
@@ -77,6 +104,17 @@ pub fn run_timed(command: &mut Command, limit: Duration) -> anyhow::Result<Timed
         stdout,
         stderr,
     })
+}
+
+/// Kills the process group `pgid` (what a program run by [`run_timed_input`] left running).
+fn kill_group(pgid: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid signals that process group; no memory is shared.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
 }
 
 /// The text without terminal colour sequences.
