@@ -173,6 +173,27 @@ fn the_model_calls_a_python_sdk_servers_tool_in_text_mode() {
     assert!(system.contains("```mcp"), "{system}");
 }
 
+/// A local model in text mode prints its call as a JSON object (bare, or in a ```json
+/// block): oi reads it as the tool's call too.
+#[test]
+fn a_json_call_in_text_mode_calls_the_tool() {
+    if !require_python_mcp("a_json_call_in_text_mode_calls_the_tool") {
+        return;
+    }
+    let json_calls = [
+        r#"{"name": "calc__add", "arguments": {"a": 2, "b": 40}}"#.to_owned(),
+        "```json\n{\"name\": \"calc__add\", \"arguments\": {\"a\": 2, \"b\": 40}}\n```\n"
+            .to_owned(),
+    ];
+    for call in json_calls {
+        let (out, bodies) = auto(
+            vec![Reply::text(call), Reply::text("The sum is 42.")],
+            &["--no-llm-supports-functions", "-m", "openai/local"],
+        );
+        check(&out, &bodies);
+    }
+}
+
 #[test]
 fn a_provider_call_is_approved_like_code_asked_approved_declined_and_denied() {
     if !require_python_mcp(

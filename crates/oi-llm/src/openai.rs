@@ -311,7 +311,7 @@ impl LanguageModel for OpenAiCompatible {
                 let call = HttpCall { url: url.clone(), headers, bearer, body };
                 let offered = request.tools.clone();
                 let mut replies = Box::pin(this.transport().stream(call, move || {
-                    if tools { Decoder::Tools(ToolCallReader::offering(offered.clone())) } else { Decoder::Text(TextDecoder::new()) }
+                    if tools { Decoder::Tools(ToolCallReader::offering(offered.clone())) } else { Decoder::Text(TextDecoder::offering(offered.clone())) }
                 }));
                 let ollama_model = is_ollama(&request.llm.model).then_some(endpoint.model);
                 let mut first = true;

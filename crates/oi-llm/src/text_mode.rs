@@ -11,6 +11,7 @@
 
 use oi_core::ModelDelta;
 use oi_core::fence::FenceParser;
+use oi_core::tools::OfferedTool;
 use serde_json::Value;
 
 use crate::reparse::Reparse;
@@ -42,6 +43,9 @@ pub struct TextDecoder {
     json_block: Option<String>,
     done: bool,
     schedule: Reparse,
+    /// Tools offered beside `execute` (`SERVER__TOOL`, language `mcp`): a JSON call of one
+    /// is its code block.
+    offered: Vec<OfferedTool>,
 }
 
 impl Default for TextDecoder {
@@ -61,6 +65,16 @@ impl TextDecoder {
             json_block: None,
             done: false,
             schedule: Reparse::default(),
+            offered: Vec::new(),
+        }
+    }
+
+    /// A decoder that also reads a JSON call of one of `offered` (`{"name": "calc__add",
+    /// "arguments": {…}}`, as local models print tool calls) as that tool's code block.
+    pub fn offering(offered: Vec<OfferedTool>) -> Self {
+        TextDecoder {
+            offered,
+            ..TextDecoder::new()
         }
     }
 
@@ -95,7 +109,7 @@ impl TextDecoder {
         }
         if self.lead == Lead::MaybeJson {
             let held = std::mem::take(&mut self.held);
-            match tool_call_from_text(&held) {
+            match call_from_text(&held, &self.offered) {
                 Some((language, code)) => out.push(ModelDelta::Code { language, code }),
                 None => out.push(ModelDelta::Message(held)),
             }
@@ -151,7 +165,7 @@ impl TextDecoder {
             Lead::Plain => self.release_held(out),
             Lead::MaybeJson => match self
                 .schedule
-                .read(self.held.len(), || complete_json(&self.held))
+                .read(self.held.len(), || complete_json(&self.held, &self.offered))
             {
                 None | Some(JsonState::Incomplete) => {}
                 Some(JsonState::ToolCall(language, code)) => {
@@ -183,7 +197,7 @@ impl TextDecoder {
         let Some(block) = self.json_block.take() else {
             return false;
         };
-        if let Some((language, code)) = tool_call_from_text(&block) {
+        if let Some((language, code)) = call_from_text(&block, &self.offered) {
             out.push(ModelDelta::Code { language, code });
             self.done = true;
             return false;
@@ -208,7 +222,7 @@ enum JsonState {
 }
 
 /// Whether the held text is a complete JSON value yet, and if so what it is.
-fn complete_json(text: &str) -> JsonState {
+fn complete_json(text: &str, offered: &[OfferedTool]) -> JsonState {
     if TOOL_CALL_OPEN.starts_with(text.trim()) {
         return JsonState::Incomplete;
     }
@@ -218,10 +232,12 @@ fn complete_json(text: &str) -> JsonState {
     }
     let mut values = serde_json::Deserializer::from_str(body).into_iter::<Value>();
     match values.next() {
-        Some(Ok(value)) => match tool_call_from_value(&value) {
-            Some((language, code)) => JsonState::ToolCall(language, code),
-            None => JsonState::NotToolCall,
-        },
+        Some(Ok(value)) => {
+            match tool_call_from_value(&value).or_else(|| offered_value(&value, offered)) {
+                Some((language, code)) => JsonState::ToolCall(language, code),
+                None => JsonState::NotToolCall,
+            }
+        }
         Some(Err(error)) if error.is_eof() => JsonState::Incomplete,
         _ => JsonState::NotToolCall,
     }
@@ -237,6 +253,47 @@ fn strip_tool_call_tags(text: &str) -> &str {
         Some(end) => text[..end].trim_end(),
         None => text,
     }
+}
+
+/// `(language, code)` when `text` is a JSON tool call of `execute`, or of a tool in `offered`
+/// (its language and [`oi_core::tools::call_code`]).
+fn call_from_text(text: &str, offered: &[OfferedTool]) -> Option<(String, String)> {
+    tool_call_from_text(text).or_else(|| offered_call(text, offered))
+}
+
+/// `(language, code)` when `text` is `{"name": NAME, "arguments": {…}}` for an offered tool.
+fn offered_call(text: &str, offered: &[OfferedTool]) -> Option<(String, String)> {
+    if offered.is_empty() {
+        return None;
+    }
+    let body = strip_tool_call_tags(text);
+    let value = serde_json::Deserializer::from_str(body)
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    offered_value(&value, offered)
+}
+
+/// [`offered_call`] of a parsed value (also `{"function": {…}}`; arguments as an object or
+/// as JSON text).
+fn offered_value(value: &Value, offered: &[OfferedTool]) -> Option<(String, String)> {
+    let object = value.as_object()?;
+    let object = match object.get("function").and_then(Value::as_object) {
+        Some(function) => function,
+        None => object,
+    };
+    let name = object.get("name").and_then(Value::as_str)?;
+    let tool = offered.iter().find(|t| t.name == name)?;
+    let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
+        Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok()?,
+        Some(other) => other.clone(),
+        None => Value::Object(serde_json::Map::new()),
+    };
+    let arguments = arguments.as_object()?;
+    Some((
+        tool.language.clone(),
+        oi_core::tools::call_code(&tool.name, arguments),
+    ))
 }
 
 /// `(language, code)` when `text` is a JSON tool call of `execute` (see the module docs).
@@ -277,6 +334,45 @@ fn tool_call_from_value(value: &Value) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A local model prints its call of an offered tool as JSON text: it becomes the tool's
+    /// `mcp` block; a name not offered stays text.
+    #[test]
+    fn a_json_call_of_an_offered_tool_is_its_block() {
+        let offered = vec![OfferedTool {
+            name: "calc__add".to_owned(),
+            description: "adds".to_owned(),
+            parameters: serde_json::json!({"type": "object"}),
+            language: "mcp".to_owned(),
+        }];
+        let reply = "```json\n{\"name\": \"calc__add\", \"arguments\": {\"a\": 2, \"b\": 40}}\n```";
+        let mut decoder = TextDecoder::offering(offered.clone());
+        let mut out = decoder.push(reply);
+        out.extend(decoder.finish());
+        assert_eq!(
+            out,
+            vec![ModelDelta::Code {
+                language: "mcp".to_owned(),
+                code: "{\"tool\": \"calc__add\", \"arguments\": {\"a\": 2, \"b\": 40}}".to_owned(),
+            }]
+        );
+        let bare = "{\"name\": \"calc__add\", \"arguments\": \"{\\\"a\\\": 1}\"}";
+        let mut decoder = TextDecoder::offering(offered.clone());
+        let mut out = decoder.push(bare);
+        out.extend(decoder.finish());
+        assert_eq!(
+            out,
+            vec![ModelDelta::Code {
+                language: "mcp".to_owned(),
+                code: "{\"tool\": \"calc__add\", \"arguments\": {\"a\": 1}}".to_owned(),
+            }]
+        );
+        let other = "{\"name\": \"calc__sub\", \"arguments\": {}}";
+        let mut decoder = TextDecoder::offering(offered);
+        let mut out = decoder.push(other);
+        out.extend(decoder.finish());
+        assert_eq!(out, vec![ModelDelta::Message(other.to_owned())]);
+    }
 
     fn decode_in_pieces(text: &str, size: usize) -> Vec<ModelDelta> {
         let mut decoder = TextDecoder::new();

@@ -32,7 +32,7 @@ impl EventDecoder {
         let inner = if tools {
             Inner::Tools(ToolCallReader::offering(offered))
         } else {
-            Inner::Text(TextDecoder::new())
+            Inner::Text(TextDecoder::offering(offered))
         };
         EventDecoder {
             inner,

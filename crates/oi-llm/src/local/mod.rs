@@ -164,6 +164,7 @@ impl LanguageModel for LocalProvider {
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let jobs = self.jobs.clone();
+        let offered = request.tools.clone();
         let (turns, params) = self.bounded(request);
         Box::pin(async_stream::stream! {
             let (out, mut pieces) = tokio::sync::mpsc::channel(CHANNEL);
@@ -172,7 +173,7 @@ impl LanguageModel for LocalProvider {
                 yield Err(ModelError::Stream("the local model's thread has stopped".to_owned()));
                 return;
             }
-            let mut decoder = TextDecoder::new();
+            let mut decoder = TextDecoder::offering(offered);
             while let Some(piece) = pieces.recv().await {
                 match piece {
                     Ok(text) => {
