@@ -114,6 +114,10 @@ pub(crate) fn run_stream(
             };
 
             let mut reader = RunReader::new(run, config.timeout, config.idle_timeout);
+            // Only Python's driver reads the door's answers: other sessions would take an
+            // answer line on their input as code (bash ran it as a command in the stop-32
+            // review), so their forged requests are dropped unanswered.
+            let reads_answers = language == Language::Python;
             let mut door = RunDoor::new(config.door.as_ref(), config.api);
             let end = loop {
                 match reader.next(session).await {
@@ -126,6 +130,7 @@ pub(crate) fn run_stream(
                         yield note;
                         session.handle.interrupt(run);
                     }
+                    Progress::Api(_) if !reads_answers => {}
                     Progress::Api(request) => {
                         let answer = door.answer(&request).await;
                         // Code that forged a request and never reads the answer must not hold

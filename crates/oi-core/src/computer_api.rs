@@ -112,11 +112,23 @@ pub(crate) async fn serve(shared: &Arc<Shared>, request: ApiRequest) -> Result<S
         "ai.chat" => ask(shared, "You are a helpful AI assistant.", &request.text).await?,
         "ai.query" => query(shared, &request.text, &request.query, &request.query).await?,
         "ai.summarize" => query(shared, &request.text, SUMMARIZE_QUERY, SUMMARIZE_REDUCE).await?,
+        "skills.save" | "skills.read" if sandboxed(shared) => {
+            return Err(SKILLS_UNDER_SANDBOX.to_owned());
+        }
         "skills.save" => save_skill(&request.query, &request.code)?,
         "skills.read" => read_skills()?,
         other => return Err(format!("unknown computer API call `{other}`")),
     };
     Ok(bounded(answer))
+}
+
+/// Why skills are refused to sandboxed code (stop-32 review B1: a skill saved from a sandboxed
+/// session ran later, unsandboxed, in every project that imported skills).
+pub const SKILLS_UNDER_SANDBOX: &str = "computer.skills is not available under a sandbox: skills live in oi's config folder, which sandboxed code may neither read nor write, and a saved skill would run later in sessions that may not be sandboxed. Run with --sandbox off to list, import or save skills.";
+
+/// Whether the interpreter's code runs under a file-system sandbox.
+fn sandboxed(shared: &Shared) -> bool {
+    shared.settings().computer.sandbox.mode != crate::settings::SandboxMode::Off
 }
 
 /// `text` cut to [`ApiBounds::max_answer`] characters.
