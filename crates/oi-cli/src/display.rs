@@ -49,8 +49,18 @@ fn opener() -> Option<&'static str> {
     (has_display && available).then_some("xdg-open")
 }
 
-/// Saves the chunk's content into `dir` and opens it when possible; returns the line to print.
-pub fn show(chunk: &Chunk, dir: &Path) -> String {
+/// Whether the code's HTML and JavaScript may be opened in the system's browser: only when the
+/// code runs without a sandbox and with the network — the browser runs as you, outside any
+/// sandbox, with your network (in the second stop-32 review a page from `--sandbox readonly
+/// --deny_network` code sent a workspace secret out through it). Images are always opened.
+pub fn may_open_code(settings: &oi_core::Settings) -> bool {
+    let sandbox = &settings.computer.sandbox;
+    sandbox.mode == oi_core::settings::SandboxMode::Off && sandbox.network
+}
+
+/// Saves the chunk's content into `dir` and opens it when possible (HTML and JavaScript only
+/// when `open_code`); returns the line to print.
+pub fn show(chunk: &Chunk, dir: &Path, open_code: bool) -> String {
     let text = chunk.text().unwrap_or("");
     let bytes = if chunk.kind == Some(Kind::Image) {
         match base64::engine::general_purpose::STANDARD.decode(text.trim()) {
@@ -69,6 +79,12 @@ pub fn show(chunk: &Chunk, dir: &Path) -> String {
         .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes));
     if let Err(e) = written {
         return format!("[could not save the output to {}: {e}]\n", path.display());
+    }
+    if chunk.kind != Some(Kind::Image) && !open_code {
+        return format!(
+            "[saved to {}; not opened: under a sandbox oi opens no page the code made]\n",
+            path.display()
+        );
     }
     match opener() {
         Some(program)

@@ -267,6 +267,7 @@ async fn one_shot(
         interrupts: &mut interrupts,
         model: activity::ModelLabel::of(&settings.llm),
         model_loaded: &mut ui.model_loaded,
+        open_code: crate::display::may_open_code(&settings),
     };
     let ended = turn::run(interpreter.chat(message), &mut renderer, context).await;
     if let Some(line) = cost::after_turn(interpreter) {

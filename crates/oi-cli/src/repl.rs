@@ -120,6 +120,7 @@ pub async fn run(
             interrupts: &mut interrupts,
             model: ModelLabel::of(&settings.llm),
             model_loaded: &mut ui.model_loaded,
+            open_code: crate::display::may_open_code(&settings),
         };
         if let Err(error) = turn::run(turn, &mut renderer, context).await {
             turn::report_error(&error);

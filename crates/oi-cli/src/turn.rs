@@ -202,6 +202,9 @@ pub struct TurnContext<'a> {
     pub model: ModelLabel,
     /// The model has answered before in this program (a local model is loaded).
     pub model_loaded: &'a mut bool,
+    /// The code's HTML and JavaScript may be opened in the system's browser: only when the
+    /// code runs without any sandbox ([`crate::display::may_open_code`]).
+    pub open_code: bool,
 }
 
 /// Something that happened while waiting for the turn's next event.
@@ -224,6 +227,7 @@ pub async fn run(
         interrupts,
         model,
         model_loaded,
+        open_code,
     } = context;
     interrupts.clear();
     let mut out = std::io::stdout();
@@ -309,7 +313,7 @@ pub async fn run(
         activity.observe(&chunk);
         track_code(&chunk, &mut shown_code);
         let text = if crate::display::is_displayable(&chunk) {
-            let note = crate::display::show(&chunk, &crate::display::output_dir());
+            let note = crate::display::show(&chunk, &crate::display::output_dir(), open_code);
             renderer.note(&clean(&note))
         } else {
             renderer.render(&chunk)

@@ -123,3 +123,55 @@ fn a_shown_page_cannot_navigate_to_a_file() {
     );
     assert!(shots[1] > 0.9, "the page showed the file ({shots:?})");
 }
+
+/// Second stop-32 review, B4: a page the code made was opened in the user's own browser
+/// (`xdg-open`), outside the sandbox and with the network, so `--sandbox readonly
+/// --deny_network` code sent a secret out through it. Under a sandbox (or a denied network)
+/// oi saves such a page and says where, but opens it in nothing; without one it still opens
+/// it (the control), as the original does. A stand-in `xdg-open` records what it is asked to
+/// open.
+#[test]
+fn a_page_made_under_a_sandbox_is_not_opened_in_the_browser() {
+    let s = setup();
+    let bin = tempfile::tempdir().unwrap();
+    let opened = bin.path().join("opened.txt");
+    let opener = bin.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\necho \"$1\" >> {}\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let page = "<p>exfiltrate</p>";
+    let run_with = |args: &[&str]| {
+        let server = s.server(vec![Reply::tool_call("html", page), Reply::text("done")]);
+        let mut all = vec!["-y", "--plain"];
+        all.extend_from_slice(args);
+        all.push("go");
+        let mut command = s.oi(&server, &all);
+        command.env("PATH", &path).env("DISPLAY", ":99");
+        let out = run(command);
+        (
+            stdout(&out),
+            std::fs::read_to_string(&opened).unwrap_or_default(),
+        )
+    };
+    for args in [&["--deny_network"][..], &["--sandbox", "workspace"][..]] {
+        let (text, asked) = run_with(args);
+        assert!(
+            text.contains("not opened: under a sandbox"),
+            "{args:?}: {text}"
+        );
+        assert_eq!(asked, "", "{args:?}: the page was opened");
+    }
+    let (text, asked) = run_with(&[]);
+    assert!(
+        asked.contains(".html"),
+        "control: opened without a sandbox ({text})"
+    );
+}
