@@ -19,12 +19,26 @@ fn solution_script(task: &Task) -> Script {
     }))
 }
 
-/// A wrong answer: code that prints nothing useful, then a confident claim.
+/// A wrong answer: code that prints nothing useful, then a confident claim (said again if
+/// oi's repair step asks it to open a file the task names).
 fn wrong_script() -> Script {
     Script::new([
         Reply::text("```python\nprint(\"no idea\")\n```"),
         Reply::text("Done."),
+        Reply::text("Done."),
     ])
+}
+
+/// The requests a wrong answer takes: its two replies, and one more when the task names a
+/// file of its folder that the wrong code never opens (oi's repair step asks once to open it:
+/// crates/oi-core/src/repair_step.rs, `unread_file`).
+fn wrong_answer_requests(task: &Task, folder: &Path) -> usize {
+    let names_a_file = task
+        .prompt
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
+        .map(|word| word.trim_end_matches(['.', ':', ';', '?', '!']))
+        .any(|word| word.contains('.') && folder.join(word).is_file());
+    if names_a_file { 3 } else { 2 }
 }
 
 /// `--scripted`: every solution passes its checker, every wrong answer fails it.
@@ -79,7 +93,11 @@ pub(super) fn scripted(
                 .with_context(|| format!("{}: running oi against the scripted model", task.name))?;
             let verdict = task.check.verify(&folder, &timed.stdout);
             let requests = server.request_count();
-            let expected_requests = if should_pass { task.solution.len() } else { 2 };
+            let expected_requests = if should_pass {
+                task.solution.len()
+            } else {
+                wrong_answer_requests(task, &folder)
+            };
             let ok = verdict.is_ok() == should_pass && requests == expected_requests;
             println!(
                 "  {:<16} {what:<12} {} ({requests} requests{})",
