@@ -70,10 +70,10 @@ pub fn resolve(llm: &LlmSettings, env: &Env) -> Result<Endpoint, ModelError> {
     } = route(llm, env)?;
     let base = base.as_str();
     // `llm.api_key` only where it was configured to go (crate::bound_key); a provider's key
-    // variable only to that provider's own address (crate::key_binding::env_key_allowed).
+    // variable only to that provider's own address (crate::bound_key::env_key_allowed).
     let explicit_key = crate::bound_key::key_for(llm, base);
     let api_key = explicit_key.or_else(|| {
-        crate::key_binding::env_key_allowed(provider.prefix, base, explicit_base)
+        crate::bound_key::env_key_allowed(provider.prefix, base, explicit_base)
             .then(|| first_var(env, provider.key_vars).map(str::to_owned))
             .flatten()
     });

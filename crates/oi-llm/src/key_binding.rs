@@ -3,11 +3,11 @@
 //! settings point elsewhere (a client switched the model to `ollama/x`, so requests go to
 //! `127.0.0.1:11434`) goes without that key ([`key_for`]). Unbound keys (the CLI) go wherever
 //! the settings point, as before. Keys from provider variables (`GROQ_API_KEY`, …) go only to
-//! their provider's own address ([`env_key_allowed`]).
+//! their provider's own address ([`env_key_allowed`], in `bound_key` below every provider).
 
 use oi_core::LlmSettings;
 
-pub use crate::bound_key::key_for;
+pub use crate::bound_key::{env_key_allowed, key_for};
 use crate::env::Env;
 use crate::provider::{Wire, wire_for};
 
@@ -19,33 +19,6 @@ pub fn key_target(llm: &LlmSettings, env: &Env) -> Option<String> {
         Wire::Anthropic => Some(crate::anthropic::endpoint::base_url(llm, env)),
         Wire::OpenAiCompatible => crate::endpoint::base_url(llm, env).ok(),
     }
-}
-
-/// Whether the key variables of the provider `prefix` (`GROQ_API_KEY`, `ANTHROPIC_API_KEY`, …)
-/// may go with a request to `base` when that is `llm.api_base` (`explicit_base`) rather than
-/// the provider's own address (its default or its `*_API_BASE` variable). Only OpenAI's may go
-/// anywhere (a LiteLLM proxy or a local server given with `--api_base` gets `OPENAI_API_KEY`,
-/// as in the original), and Azure's to Azure's hosts (Azure has no default address): in the
-/// stop-32 review a client of a server started with `--api_base` switched the model to
-/// `groq/x`, `mistral/x` and `anthropic/x`, and the server sent those variables' keys to that
-/// base. Pass such a key with `--api_key` to send it to another address.
-pub fn env_key_allowed(prefix: &str, base: &str, explicit_base: bool) -> bool {
-    if !explicit_base || prefix == "openai" {
-        return true;
-    }
-    if prefix == "azure" {
-        let host = base
-            .split_once("://")
-            .map_or(base, |(_, rest)| rest)
-            .split(['/', ':', '?', '#'])
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        return [".azure.com", ".azure-api.net", ".azure.us", ".azure.cn"]
-            .iter()
-            .any(|suffix| host.ends_with(suffix));
-    }
-    false
 }
 
 /// What a key is bound to when the settings it came with send requests to no endpoint (the

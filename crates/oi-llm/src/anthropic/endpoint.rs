@@ -60,7 +60,7 @@ pub fn resolve_anthropic(llm: &LlmSettings, env: &Env) -> Result<AnthropicEndpoi
     let base = base.as_str();
     // `llm.api_key` only where it was configured to go (crate::bound_key).
     let env_key_allowed =
-        crate::key_binding::env_key_allowed("anthropic", base, explicit_base.is_some());
+        crate::bound_key::env_key_allowed("anthropic", base, explicit_base.is_some());
     let api_key = crate::bound_key::key_for(llm, base)
         .or_else(|| {
             env.get("ANTHROPIC_API_KEY")
