@@ -202,5 +202,9 @@ def test_docs_server_and_websocket_client(tmp_path):
     assert "Server will run at http://127.0.0.1:8000" in report["server_stderr"]
     assert report["server_returncode"] == 0, report["server_stderr"]
     assert report["server_stop_seconds"] < 5
-    user = report["requests"][0]["body"]["messages"][-1]
-    assert "Analyze this image:" in json.dumps(user)
+    sent = report["requests"][0]["body"]["messages"]
+    users = [json.dumps(m) for m in sent if m["role"] == "user"]
+    assert any("Analyze this image:" in m for m in users), sent
+    # A network client's image path is never read by the server (docs/security.md, S2): the
+    # model is told the image was not sent.
+    assert "was not sent" in users[-1] and "path/to/image.jpg" in users[-1], sent
