@@ -49,17 +49,18 @@ fn opener() -> Option<&'static str> {
     (has_display && available).then_some("xdg-open")
 }
 
-/// Whether the code's HTML and JavaScript may be opened in the system's browser: only when the
-/// code runs without a sandbox and with the network — the browser runs as you, outside any
-/// sandbox, with your network (in the second stop-32 review a page from `--sandbox readonly
-/// --deny_network` code sent a workspace secret out through it). Images are always opened.
+/// Whether what the code made may be opened in the system's viewer: only when the code runs
+/// without a sandbox and with the network — the viewer runs as you, outside any sandbox, with
+/// your network (in the second stop-32 review a page from `--sandbox readonly --deny_network`
+/// code sent a workspace secret out through it, and then a page sent as an "image": `xdg-open`
+/// picks the program by the content, not the name).
 pub fn may_open_code(settings: &oi_core::Settings) -> bool {
     let sandbox = &settings.computer.sandbox;
     sandbox.mode == oi_core::settings::SandboxMode::Off && sandbox.network
 }
 
-/// Saves the chunk's content into `dir` and opens it when possible (HTML and JavaScript only
-/// when `open_code`); returns the line to print.
+/// Saves the chunk's content into `dir` and, when `open_code`, opens it when possible;
+/// returns the line to print.
 pub fn show(chunk: &Chunk, dir: &Path, open_code: bool) -> String {
     let text = chunk.text().unwrap_or("");
     let bytes = if chunk.kind == Some(Kind::Image) {
@@ -80,9 +81,9 @@ pub fn show(chunk: &Chunk, dir: &Path, open_code: bool) -> String {
     if let Err(e) = written {
         return format!("[could not save the output to {}: {e}]\n", path.display());
     }
-    if chunk.kind != Some(Kind::Image) && !open_code {
+    if !open_code {
         return format!(
-            "[saved to {}; not opened: under a sandbox oi opens no page the code made]\n",
+            "[saved to {}; not opened: under a sandbox oi opens nothing the code made]\n",
             path.display()
         );
     }

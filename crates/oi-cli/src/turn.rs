@@ -202,8 +202,8 @@ pub struct TurnContext<'a> {
     pub model: ModelLabel,
     /// The model has answered before in this program (a local model is loaded).
     pub model_loaded: &'a mut bool,
-    /// The code's HTML and JavaScript may be opened in the system's browser: only when the
-    /// code runs without any sandbox ([`crate::display::may_open_code`]).
+    /// What the code made (images, HTML, JavaScript) may be opened in the system's viewer:
+    /// only when the code runs without any sandbox ([`crate::display::may_open_code`]).
     pub open_code: bool,
 }
 

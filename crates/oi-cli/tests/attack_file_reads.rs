@@ -149,7 +149,13 @@ fn a_page_made_under_a_sandbox_is_not_opened_in_the_browser() {
     );
     let page = "<p>exfiltrate</p>";
     let run_with = |args: &[&str]| {
-        let server = s.server(vec![Reply::tool_call("html", page), Reply::text("done")]);
+        // A page, and a page sent as a PNG (`xdg-open` picks the program by the content).
+        let as_image = "import base64\ndisplay({'image/png': base64.b64encode(b'<html>x</html>').decode()}, raw=True)";
+        let server = s.server(vec![
+            Reply::tool_call("html", page),
+            Reply::tool_call("python", as_image),
+            Reply::text("done"),
+        ]);
         let mut all = vec!["-y", "--plain"];
         all.extend_from_slice(args);
         all.push("go");
@@ -171,7 +177,7 @@ fn a_page_made_under_a_sandbox_is_not_opened_in_the_browser() {
     }
     let (text, asked) = run_with(&[]);
     assert!(
-        asked.contains(".html"),
-        "control: opened without a sandbox ({text})"
+        asked.contains(".html") && asked.contains(".png"),
+        "control: both opened without a sandbox ({asked}): {text}"
     );
 }
