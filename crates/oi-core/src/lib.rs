@@ -34,6 +34,7 @@ pub mod model;
 pub mod policy;
 pub mod prompts;
 pub mod repair;
+mod repair_hints;
 mod repair_step;
 mod respond;
 pub mod runtime;
@@ -53,6 +54,7 @@ pub use model::{
     LanguageModel, ModelDelta, ModelError, ModelRequest, ModelStream, UnreachableKind, Usage,
 };
 pub use policy::{ApprovalPolicy, Judge, Rules, Verdict};
+pub use repair_step::named_files;
 pub use runtime::{RuntimeState, Tally, UsageReport};
 pub use settings::{LlmSettings, OutputSender, SafeMode, Settings, Templates};
 pub use tools::OfferedTool;

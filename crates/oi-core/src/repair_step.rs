@@ -92,19 +92,44 @@ fn is_literal(text: &str) -> bool {
     quoted || number
 }
 
-/// The hidden note after a block that failed.
-pub(crate) fn error_note(error: &str) -> String {
-    format!(
-        "The code failed with this error: {error}\nFix the cause and reply with the corrected code in one code block."
-    )
+/// The hidden note after a block that failed: the error, and when `repair_hints` knows the
+/// cause, how to fix it.
+pub(crate) fn error_note(error: &str, hint: Option<&str>) -> String {
+    match hint {
+        Some(hint) => format!(
+            "The code failed with this error: {error}\n{hint}\nReply with the corrected code in one code block."
+        ),
+        None => format!(
+            "The code failed with this error: {error}\nFix the cause and reply with the corrected code in one code block."
+        ),
+    }
 }
 
 /// The hidden note after a block that only printed a value typed in by hand.
-pub(crate) const TYPED_ANSWER_NOTE: &str = "That code only printed a value you typed in yourself; it computed nothing and read no file. If the task needs a computation, a file or a change, reply with code that does it and prints the result. If not, give the answer.";
+const TYPED_ANSWER_NOTE: &str = "That code only printed a value you typed in yourself; it computed nothing and read no file. If the task needs a computation, a file or a change, reply with code that does it and prints the result. If not, give the answer.";
+
+/// The hidden note after a block that only printed a value typed in by hand; when the task
+/// names a file of the folder that no code opened (`unread`), the note says to start there.
+pub(crate) fn typed_answer_note(unread: Option<&str>) -> String {
+    match unread {
+        Some(name) => format!(
+            "That code only printed a value you typed in yourself; it did not open {name}. Reply with code that reads {name} and does what the task asks."
+        ),
+        None => TYPED_ANSWER_NOTE.to_owned(),
+    }
+}
+
+/// What the turn says when the model sent the block that just failed again, unchanged, and it
+/// failed the same way: at temperature 0 a third try would too.
+pub(crate) fn repeated_failure_message(error: &str) -> String {
+    format!(
+        "oi stopped this turn: the model sent the same code again and it failed the same way ({error}). Send a message to go on."
+    )
+}
 
 /// The words of `text` that name a file in `dir`: a word with an extension (`notes.txt`,
 /// `data/sales.csv`), without the quotes, backticks and punctuation around it.
-pub(crate) fn named_files(text: &str, dir: &Path) -> Vec<String> {
+pub fn named_files(text: &str, dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for word in
         text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))

@@ -16,10 +16,10 @@ use crate::model::{LanguageModel, ModelDelta, ModelRequest};
 use crate::policy::{Judge, Rules, Verdict};
 use crate::prompts;
 use crate::repair::{self, CodePlan};
-use crate::repair_step;
 use crate::settings::Settings;
 use crate::state::Shared;
 use crate::turn::{TurnError, TurnEvent};
+use crate::{repair_hints, repair_step};
 
 /// Everything one turn needs.
 pub(crate) struct TurnContext {
@@ -327,6 +327,8 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
         let repairs = repair_step::enabled(&ctx.settings);
         let mut note: Option<String> = None;
         let mut last_error: Option<String> = None;
+        let mut last_error_note: Option<String> = None;
+        let mut last_failed_block: Option<u64> = None;
         let mut retried = false;
         let mut hinted = false;
         loop {
@@ -376,10 +378,11 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 }
             }
             let Some((language, code)) = pending_code(&ctx.shared) else {
-                if let Some(error) = last_error.take().filter(|_| repairs && !retried) {
+                let failed = last_error.take().zip(last_error_note.take());
+                if let Some((error, error_note)) = failed.filter(|_| repairs && !retried) {
                     tracing::info!(%error, "repair step: the reply after an error has no code; one retry with the error");
                     retried = true;
-                    note = Some(repair_step::error_note(&error));
+                    note = Some(error_note);
                     continue;
                 }
                 let workspace = &ctx.settings.computer.sandbox.workspace;
@@ -459,6 +462,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     let mut output = ctx.computer.run(&language, &code, &policy);
                     let mut run = std::hash::DefaultHasher::new();
                     std::hash::Hash::hash(&(&language, &code), &mut run);
+                    let block = std::hash::Hasher::finish(&run);
                     let mut printed = String::new();
                     while let Some(piece) = output.next().await {
                         let chunk = piece.into_chunk();
@@ -475,6 +479,13 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     let error = if repairs { repair_step::error_line(&printed) } else { None };
                     // The same error again, even from other code, is no progress either.
                     let same_error = error.is_some() && error == last_error;
+                    if repairs && same_error && last_failed_block == Some(block) {
+                        let error = error.as_deref().unwrap_or_default();
+                        tracing::info!(%error, "repair step: the same block failed the same way again; the turn ends");
+                        for e in store.push(Chunk::console_output(repair_step::repeated_failure_message(error))) { yield e; }
+                        break;
+                    }
+                    last_failed_block = error.is_some().then_some(block);
                     if repairs && last_run == Some(run) && error.is_none() && !printed.trim().is_empty() {
                         tracing::info!("repair step: the same block printed the same output again; the answer is on the screen, the turn ends");
                         break;
@@ -486,11 +497,20 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     }
                     last_run = Some(run);
                     if let Some(error) = &error {
-                        tracing::info!(%error, "repair step: the code failed; the next request says so");
-                        note = Some(repair_step::error_note(error));
+                        let workspace = &ctx.settings.computer.sandbox.workspace;
+                        let hint = repair_hints::error_hint(error, &language, &code, workspace);
+                        tracing::info!(%error, ?hint, "repair step: the code failed; the next request says so");
+                        let error_note = repair_step::error_note(error, hint.as_deref());
+                        last_error_note = Some(error_note.clone());
+                        note = Some(error_note);
                     } else if repairs && repair_step::typed_answer(&language, &code) {
-                        tracing::info!("repair step: the code only printed a typed-in value");
-                        note = Some(repair_step::TYPED_ANSWER_NOTE.to_owned());
+                        let workspace = &ctx.settings.computer.sandbox.workspace;
+                        let unread = repair_step::unread_file(&ctx.shared.messages(), workspace);
+                        tracing::info!(?unread, "repair step: the code only printed a typed-in value");
+                        note = Some(repair_step::typed_answer_note(unread.as_deref()));
+                    }
+                    if error.is_none() {
+                        last_error_note = None;
                     }
                     last_error = error;
                 }

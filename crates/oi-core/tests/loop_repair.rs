@@ -262,3 +262,93 @@ async fn the_request_to_open_a_file_comes_once_and_only_for_the_local_model() {
     assert!(seen.complete, "{:?}", seen.error);
     assert_eq!(model.request_count(), 1);
 }
+
+#[tokio::test]
+async fn an_error_whose_cause_is_known_gets_how_to_fix_it_in_the_note_and_the_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let missing = "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nFileNotFoundError: [Errno 2] No such file or directory: 'out/numbers.txt'\n";
+    let (oi, model, _computer) = setup(
+        [
+            ModelReply::code("python", "open('out/numbers.txt', 'w').write('1')"),
+            ModelReply::text("I could not write the file."),
+            ModelReply::text("Sorry."),
+        ],
+        RecordingComputer::new().with_outputs([RunOutput::text(missing)]),
+        move |s: &mut oi_core::Settings| {
+            local(s);
+            s.computer.sandbox.workspace = path;
+        },
+    );
+    let seen = drive(oi.chat("write 1 into out/numbers.txt"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let expected = "The code failed with this error: FileNotFoundError: [Errno 2] No such file or directory: 'out/numbers.txt'\nThe folder out does not exist yet: create it first (os.makedirs(\"out\", exist_ok=True) in Python, mkdir -p out in the shell).\nReply with the corrected code in one code block.";
+    // The note after the run, and the same note again in the one retry.
+    assert_eq!(last_user_text(&requests[1]), expected);
+    assert_eq!(last_user_text(&requests[2]), expected);
+}
+
+#[tokio::test]
+async fn the_same_block_failing_the_same_way_again_ends_the_turn_and_says_so() {
+    let replies = (0..6).map(|_| ModelReply::code("python", "print('interpreter'.reverse())"));
+    let error = "AttributeError: 'str' object has no attribute 'reverse'";
+    let (oi, model, computer) = setup(
+        replies,
+        RecordingComputer::new().with_outputs(
+            (1..=6).map(|i| RunOutput::text(&format!("  File \"<cell {i}>\", line 1\n{error}\n"))),
+        ),
+        local,
+    );
+    let seen = drive(oi.chat("Reverse the string 'interpreter'."), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    // The block, the note with how to fix it, the same block again: stopped.
+    assert_eq!(model.request_count(), 2);
+    assert_eq!(computer.runs().len(), 2);
+    let note = last_user_text(&model.requests()[1]);
+    assert!(note.contains("text[::-1]"), "{note}");
+    let said = seen
+        .chunks
+        .iter()
+        .filter_map(|c| c.text())
+        .collect::<String>();
+    assert!(
+        said.ends_with(&format!(
+            "oi stopped this turn: the model sent the same code again and it failed the same way ({error}). Send a message to go on."
+        )),
+        "{said}"
+    );
+}
+
+#[tokio::test]
+async fn a_typed_in_answer_to_a_task_about_a_file_is_told_to_read_the_file() {
+    let (_dir, adjust) = workspace_with_notes();
+    let (oi, model, _computer) = setup(
+        [
+            ModelReply::code("python", "print(\"Hello, World!\")"),
+            ModelReply::code("python", "print(len(open('notes.txt').readlines()))"),
+            ModelReply::text("It has 3 lines."),
+        ],
+        RecordingComputer::new()
+            .with_outputs([RunOutput::text("Hello, World!\n"), RunOutput::text("3\n")]),
+        adjust,
+    );
+    let seen = drive(oi.chat("How many lines does notes.txt have?"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        last_user_text(&requests[1]),
+        "That code only printed a value you typed in yourself; it did not open notes.txt. Reply with code that reads notes.txt and does what the task asks."
+    );
+}
