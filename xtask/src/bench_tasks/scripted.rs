@@ -33,11 +33,8 @@ fn wrong_script() -> Script {
 /// file of its folder that the wrong code never opens (oi's repair step asks once to open it:
 /// crates/oi-core/src/repair_step.rs, `unread_file`).
 fn wrong_answer_requests(task: &Task, folder: &Path) -> usize {
-    let names_a_file = task
-        .prompt
-        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
-        .map(|word| word.trim_end_matches(['.', ':', ';', '?', '!']))
-        .any(|word| word.contains('.') && folder.join(word).is_file());
+    // The repair step's own rule (oi-core), so the count cannot drift from what it does.
+    let names_a_file = !oi_core::named_files(task.prompt, folder).is_empty();
     if names_a_file { 3 } else { 2 }
 }
 
