@@ -47,13 +47,13 @@ pub(crate) fn error_hint(error: &str, language: &str, code: &str, dir: &Path) ->
         return module_hint(name);
     }
     if let Some(path) = missing_path(error) {
-        return Some(missing_path_hint(&path, dir));
+        return missing_path_hint(&path, writes(language, code), dir);
     }
     if error.starts_with("ValueError:")
         && (error.contains("invalid literal for int()")
             || error.contains("could not convert string to float"))
     {
-        return Some("A value in the data is not a number: skip the values that are not numbers (try/except ValueError around the conversion) and go on with the rest.".to_owned());
+        return Some("A value in the data is not a plain number: clean it (remove $ or ,) or skip it (try/except ValueError around the conversion), then go on with the rest.".to_owned());
     }
     if error.contains("'str' object has no attribute 'reverse'") {
         return Some(
@@ -98,56 +98,106 @@ fn module_hint(name: &str) -> Option<String> {
 }
 
 /// The path in a "No such file or directory" error: Python's
-/// `FileNotFoundError: [Errno 2] No such file or directory: 'P'` or a shell's
-/// `cat: P: No such file or directory`.
+/// `FileNotFoundError: [Errno 2] No such file or directory: 'P'` (the first quoted path when
+/// it names two) or a shell's `cat: P: No such file or directory`. `None` for a path with
+/// control characters.
 fn missing_path(error: &str) -> Option<String> {
     const PHRASE: &str = "No such file or directory";
-    if let Some((_, after)) = error.split_once(&format!("{PHRASE}: ")) {
-        let path = after.trim().trim_matches(['\'', '"']);
-        return (!path.is_empty()).then(|| path.to_owned());
-    }
-    let before = error.strip_suffix(PHRASE)?.trim_end().strip_suffix(':')?;
-    let path = before.rsplit(": ").next()?.trim().trim_matches(['\'', '"']);
-    (!path.is_empty() && !path.contains(' ')).then(|| path.to_owned())
+    let path = if let Some((_, after)) = error.split_once(&format!("{PHRASE}: ")) {
+        let after = after.trim();
+        match after.chars().next() {
+            Some(quote @ ('\'' | '"')) => after[1..].split(quote).next()?,
+            _ => after,
+        }
+    } else {
+        let before = error.strip_suffix(PHRASE)?.trim_end().strip_suffix(':')?;
+        let path = before.rsplit(": ").next()?.trim().trim_matches(['\'', '"']);
+        if path.contains(' ') {
+            return None;
+        }
+        path
+    };
+    (!path.is_empty() && !path.chars().any(char::is_control)).then(|| path.to_owned())
 }
 
-/// How to fix a missing path: create the folder it is in, or use a file that is there.
-fn missing_path_hint(path: &str, dir: &Path) -> String {
-    let relative = Path::new(path);
-    if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty())
-        && relative.is_relative()
-        && !dir.join(parent).is_dir()
-    {
-        let folder = parent.display();
-        return format!(
-            "The folder {folder} does not exist yet: create it first (os.makedirs(\"{folder}\", exist_ok=True) in Python, mkdir -p {folder} in the shell)."
-        );
+/// Whether the code writes a file (so a missing folder is one to create, not a wrong name).
+fn writes(language: &str, code: &str) -> bool {
+    const PYTHON: [&str; 8] = [
+        "'w'",
+        "\"w\"",
+        "'a'",
+        "\"a\"",
+        ".write",
+        "to_csv(",
+        "write_text(",
+        "'x'",
+    ];
+    match language {
+        "python" => PYTHON.iter().any(|w| code.contains(w)),
+        _ => code.contains('>') || code.contains("tee ") || code.contains("touch "),
     }
-    let name = relative
+}
+
+/// How to fix a missing path: use the file of that name the folder has, create the folder a
+/// file is written into, or see what the folder holds. `None` for a path that leaves the
+/// workspace (`..`).
+fn missing_path_hint(path: &str, writing: bool, dir: &Path) -> Option<String> {
+    let missing = Path::new(path);
+    if missing
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return None;
+    }
+    let name = missing
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if !name.is_empty() && path != name && dir.join(&name).is_file() {
-        return format!(
+        return Some(format!(
             "{name} is in the current folder: open it by its name, {name}, not {path}."
-        );
+        ));
     }
-    match folder_files(dir) {
-        Some(files) => {
-            format!("There is no {path} here. The files in the current folder are: {files}.")
+    let parent = missing
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && missing.is_relative());
+    if let Some(parent) = parent
+        && writing
+        && !dir.join(parent).is_dir()
+    {
+        let folder = parent.display();
+        return Some(format!(
+            "The folder {folder} does not exist yet: create it first (os.makedirs(\"{folder}\", exist_ok=True) in Python, mkdir -p \"{folder}\" in the shell)."
+        ));
+    }
+    // The folder the path is in when it exists, else the current one.
+    let (listed, label) = match parent {
+        Some(parent) if dir.join(parent).is_dir() => {
+            (dir.join(parent), format!("The folder {}", parent.display()))
         }
-        None => format!("There is no {path} here, and the current folder has no files."),
-    }
+        _ => (dir.to_path_buf(), "The current folder".to_owned()),
+    };
+    Some(match folder_entries(&listed) {
+        Some(entries) => format!("There is no {path} here. {label} holds: {entries}."),
+        None => format!("There is no {path} here. {label} is empty."),
+    })
 }
 
-/// The names of the files in `dir`, sorted and comma-separated (at most `MAX_LISTED`).
-fn folder_files(dir: &Path) -> Option<String> {
+/// The names in `dir` (folders with a trailing `/`), sorted and comma-separated, at most
+/// `MAX_LISTED`; hidden names and names with control characters left out.
+fn folder_entries(dir: &Path) -> Option<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with('.'))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .filter(|n| !n.starts_with('.') && !n.chars().any(char::is_control))
         .collect();
     if names.is_empty() {
         return None;
@@ -163,7 +213,7 @@ fn folder_files(dir: &Path) -> Option<String> {
 }
 
 /// Whether Python code that did not parse is a shell command: its first line starts with a
-/// common command, or it uses `$(…)` or `$VAR`.
+/// common command followed by an argument (not `sort = …` or `find(…)`), or assigns `$(…)`.
 fn looks_like_shell(code: &str) -> bool {
     const COMMANDS: [&str; 14] = [
         "ls", "cat", "grep", "wc", "echo", "find", "mkdir", "cd", "head", "tail", "sort", "sed",
@@ -176,8 +226,13 @@ fn looks_like_shell(code: &str) -> bool {
     let Some(first) = first else {
         return false;
     };
-    let word = first.split_whitespace().next().unwrap_or("");
-    COMMANDS.contains(&word) || code.contains("$(") || first.contains("=$")
+    let mut words = first.split_whitespace();
+    let word = words.next().unwrap_or("");
+    let argument = words.next().unwrap_or("");
+    let command = COMMANDS.contains(&word)
+        && first[word.len()..].starts_with([' ', '\t'])
+        && !argument.starts_with(['=', '(', '.', '[', '+', '*', '/']);
+    command || first.contains("=$(") || first.starts_with("$(")
 }
 
 #[cfg(test)]
@@ -225,48 +280,98 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_folder_is_to_be_created_first() {
+    fn a_missing_folder_is_to_be_created_first_when_the_code_writes() {
         let dir = folder(&[]);
+        let error = "FileNotFoundError: [Errno 2] No such file or directory: 'out/numbers.txt'";
         let hint = error_hint(
-            "FileNotFoundError: [Errno 2] No such file or directory: 'out/numbers.txt'",
+            error,
             "python",
-            "",
+            "with open('out/numbers.txt', 'w') as f:",
             dir.path(),
         );
         assert_eq!(
             hint.as_deref(),
             Some(
-                "The folder out does not exist yet: create it first (os.makedirs(\"out\", exist_ok=True) in Python, mkdir -p out in the shell)."
+                "The folder out does not exist yet: create it first (os.makedirs(\"out\", exist_ok=True) in Python, mkdir -p \"out\" in the shell)."
             )
+        );
+        // Reading from it: the folder is not to be made, the current folder is listed.
+        let hint = error_hint(error, "python", "open('out/numbers.txt')", dir.path());
+        assert_eq!(
+            hint.as_deref(),
+            Some("There is no out/numbers.txt here. The current folder is empty.")
         );
     }
 
     #[test]
-    fn a_missing_file_lists_the_folder_or_names_the_file_there() {
+    fn a_missing_file_names_the_file_there_or_lists_its_folder() {
         let dir = folder(&["server.log", "notes.txt", ".hidden"]);
-        let hint = error_hint(
-            "FileNotFoundError: [Errno 2] No such file or directory: 'data.txt'",
-            "python",
-            "",
-            dir.path(),
-        );
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/sales.csv"), "x\n").unwrap();
+        let hint = |error: &str, code: &str| error_hint(error, "python", code, dir.path());
         assert_eq!(
-            hint.as_deref(),
+            hint(
+                "FileNotFoundError: [Errno 2] No such file or directory: 'data.txt'",
+                ""
+            )
+            .as_deref(),
             Some(
-                "There is no data.txt here. The files in the current folder are: notes.txt, server.log."
+                "There is no data.txt here. The current folder holds: data/, notes.txt, server.log."
             )
         );
-        let hint = error_hint(
-            "grep: /path/to/server.log: No such file or directory",
-            "shell",
-            "",
-            dir.path(),
+        assert_eq!(
+            hint(
+                "FileNotFoundError: [Errno 2] No such file or directory: 'data/sale.csv'",
+                ""
+            )
+            .as_deref(),
+            Some("There is no data/sale.csv here. The folder data holds: sales.csv.")
+        );
+        // A file of that name in the current folder wins over making a folder.
+        assert_eq!(
+            hint(
+                "FileNotFoundError: [Errno 2] No such file or directory: 'logs/server.log'",
+                "open('logs/server.log', 'w')"
+            )
+            .as_deref(),
+            Some(
+                "server.log is in the current folder: open it by its name, server.log, not logs/server.log."
+            )
         );
         assert_eq!(
-            hint.as_deref(),
+            error_hint(
+                "grep: /path/to/server.log: No such file or directory",
+                "shell",
+                "",
+                dir.path()
+            )
+            .as_deref(),
             Some(
                 "server.log is in the current folder: open it by its name, server.log, not /path/to/server.log."
             )
+        );
+        // Two paths: the first; a path out of the workspace or with control characters: none.
+        assert!(
+            hint(
+                "FileNotFoundError: [Errno 2] No such file or directory: 'a.txt' -> 'b/a.txt'",
+                ""
+            )
+            .unwrap()
+            .starts_with("There is no a.txt here.")
+        );
+        assert_eq!(
+            hint(
+                "FileNotFoundError: [Errno 2] No such file or directory: '../x/y.txt'",
+                "open('../x/y.txt', 'w')"
+            ),
+            None
+        );
+        assert_eq!(
+            hint(
+                "FileNotFoundError: [Errno 2] No such file or directory: 'a\u{1b}[2J.txt'",
+                ""
+            ),
+            None
         );
     }
 
@@ -291,6 +396,15 @@ mod tests {
             .contains("```shell")
         );
         assert_eq!(hint("SyntaxError: invalid syntax", "print(1 +)"), None);
+        assert_eq!(
+            hint("SyntaxError: invalid syntax", "sort = sorted(x\nprint(sort"),
+            None
+        );
+        assert!(
+            hint("SyntaxError: invalid syntax", "ls -l *.log")
+                .unwrap()
+                .contains("```shell")
+        );
         assert!(
             hint("ModuleNotFoundError: No module named 'requests'", "")
                 .unwrap()

@@ -287,7 +287,7 @@ async fn an_error_whose_cause_is_known_gets_how_to_fix_it_in_the_note_and_the_re
     assert!(seen.complete, "{:?}", seen.error);
     let requests = model.requests();
     assert_eq!(requests.len(), 3);
-    let expected = "The code failed with this error: FileNotFoundError: [Errno 2] No such file or directory: 'out/numbers.txt'\nThe folder out does not exist yet: create it first (os.makedirs(\"out\", exist_ok=True) in Python, mkdir -p out in the shell).\nReply with the corrected code in one code block.";
+    let expected = "The code failed with this error: FileNotFoundError: [Errno 2] No such file or directory: 'out/numbers.txt'\nThe folder out does not exist yet: create it first (os.makedirs(\"out\", exist_ok=True) in Python, mkdir -p \"out\" in the shell).\nReply with the corrected code in one code block.";
     // The note after the run, and the same note again in the one retry.
     assert_eq!(last_user_text(&requests[1]), expected);
     assert_eq!(last_user_text(&requests[2]), expected);

@@ -30,8 +30,9 @@ fn wrong_script() -> Script {
 }
 
 /// The requests a wrong answer takes: its two replies, and one more when the task names a
-/// file of its folder that the wrong code never opens (oi's repair step asks once to open it:
-/// crates/oi-core/src/repair_step.rs, `unread_file`).
+/// file of its folder that the wrong code never opens (after the codeless "Done.", oi's repair
+/// step asks once to open it: crates/oi-core/src/repair_step.rs, `unread_file`; the note after
+/// the typed-in `print("no idea")` names the file too, but costs no request of its own).
 fn wrong_answer_requests(task: &Task, folder: &Path) -> usize {
     // The repair step's own rule (oi-core), so the count cannot drift from what it does.
     let names_a_file = !oi_core::named_files(task.prompt, folder).is_empty();
