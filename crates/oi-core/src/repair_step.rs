@@ -119,11 +119,11 @@ pub(crate) fn typed_answer_note(unread: Option<&str>) -> String {
     }
 }
 
-/// What the turn says when the model sent the block that just failed again, unchanged, and it
-/// failed the same way: at temperature 0 a third try would too.
+/// What the turn says when the model sent a block of this turn that failed again, unchanged,
+/// and it failed the same way: at temperature 0 it goes round again and again.
 pub(crate) fn repeated_failure_message(error: &str) -> String {
     format!(
-        "oi stopped this turn: the model sent the same code again and it failed the same way ({error}). Send a message to go on."
+        "oi stopped this turn: the model sent code that had already failed, and it failed the same way again ({error}). Send a message to go on."
     )
 }
 

@@ -328,7 +328,10 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
         let mut note: Option<String> = None;
         let mut last_error: Option<String> = None;
         let mut last_error_note: Option<String> = None;
-        let mut last_failed_block: Option<u64> = None;
+        // Every block the turn ran (repair step): what it printed, and how the failing ones
+        // failed, so that a loop of two or more blocks is seen as well as a repeat.
+        let mut runs_seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        let mut failures_seen: std::collections::HashSet<(u64, String)> = std::collections::HashSet::new();
         let mut retried = false;
         let mut hinted = false;
         loop {
@@ -479,15 +482,14 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     let error = if repairs { repair_step::error_line(&printed) } else { None };
                     // The same error again, even from other code, is no progress either.
                     let same_error = error.is_some() && error == last_error;
-                    if repairs && same_error && last_failed_block == Some(block) {
-                        let error = error.as_deref().unwrap_or_default();
-                        tracing::info!(%error, "repair step: the same block failed the same way again; the turn ends");
+                    if repairs && let Some(error) = &error && !failures_seen.insert((block, error.clone())) {
+                        tracing::info!(%error, "repair step: a block of this turn failed the same way again; the turn ends");
                         for e in store.push(Chunk::console_output(repair_step::repeated_failure_message(error))) { yield e; }
                         break;
                     }
-                    last_failed_block = error.is_some().then_some(block);
-                    if repairs && last_run == Some(run) && error.is_none() && !printed.trim().is_empty() {
-                        tracing::info!("repair step: the same block printed the same output again; the answer is on the screen, the turn ends");
+                    let repeated = !runs_seen.insert(run);
+                    if repairs && repeated && error.is_none() && !printed.trim().is_empty() {
+                        tracing::info!("repair step: a block of this turn printed the same output again; the answer is on the screen, the turn ends");
                         break;
                     }
                     if last_run == Some(run) || same_error {

@@ -321,7 +321,7 @@ async fn the_same_block_failing_the_same_way_again_ends_the_turn_and_says_so() {
         .collect::<String>();
     assert!(
         said.ends_with(&format!(
-            "oi stopped this turn: the model sent the same code again and it failed the same way ({error}). Send a message to go on."
+            "oi stopped this turn: the model sent code that had already failed, and it failed the same way again ({error}). Send a message to go on."
         )),
         "{said}"
     );
@@ -351,4 +351,69 @@ async fn a_typed_in_answer_to_a_task_about_a_file_is_told_to_read_the_file() {
         last_user_text(&requests[1]),
         "That code only printed a value you typed in yourself; it did not open notes.txt. Reply with code that reads notes.txt and does what the task asks."
     );
+}
+
+/// The 1.5B model's loop in count-py-files: a block missing a parenthesis, the fixed block
+/// (printing the answer), the broken one again, the fixed one again, … for 120 s.
+#[tokio::test]
+async fn a_loop_of_two_blocks_is_stopped_when_a_block_comes_back() {
+    let broken = "print(len([f for f in os.listdir('.') if f.endswith('.py')])";
+    let fixed = "print(len([f for f in os.listdir('.') if f.endswith('.py')]))";
+    let error = "SyntaxError: '(' was never closed";
+    let replies =
+        (0..10).map(|i| ModelReply::code("python", if i % 2 == 0 { broken } else { fixed }));
+    let outputs = (1..=10).map(|i| {
+        if i % 2 == 1 {
+            RunOutput::text(&format!("  File \"<cell {i}>\", line 1\n{error}\n"))
+        } else {
+            RunOutput::text("11\n")
+        }
+    });
+    let (oi, model, computer) = setup(
+        replies,
+        RecordingComputer::new().with_outputs(outputs),
+        local,
+    );
+    let seen = drive(oi.chat("How many .py files are in this folder?"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    // broken, fixed (11), broken again: the same failure as the first, stopped.
+    assert_eq!(model.request_count(), 3);
+    assert_eq!(computer.runs().len(), 3);
+    let said = seen
+        .chunks
+        .iter()
+        .filter_map(|c| c.text())
+        .collect::<String>();
+    assert!(said.contains("11"), "{said}");
+    assert!(said.contains("had already failed"), "{said}");
+}
+
+#[tokio::test]
+async fn a_block_of_the_turn_printing_the_same_output_again_ends_the_turn() {
+    let replies = [
+        ModelReply::code("python", "print(6765)"),
+        ModelReply::code("python", "x = 1\nprint(x)"),
+        ModelReply::code("python", "print(6765)"),
+        ModelReply::text("never asked"),
+    ];
+    let outputs = [
+        RunOutput::text("6765\n"),
+        RunOutput::text("1\n"),
+        RunOutput::text("6765\n"),
+    ];
+    let (oi, model, computer) = setup(
+        replies,
+        RecordingComputer::new().with_outputs(outputs),
+        local,
+    );
+    let seen = drive(oi.chat("the 20th Fibonacci number?"), |_| {
+        panic!("auto_run")
+    })
+    .await;
+    assert!(seen.complete, "{:?}", seen.error);
+    assert_eq!(model.request_count(), 3);
+    assert_eq!(computer.runs().len(), 3);
 }
