@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
 use oi_core::{Content, Interpreter, Kind, Message, Role};
+use oi_mcp::client::McpClients;
 
 use crate::doc::Doc;
 use crate::sanitize::{Carriage, Sanitizer, clean};
@@ -28,8 +29,14 @@ pub const HELP: &str = "> **Available Commands:**
 - `%help`: Show this message.
 ";
 
-/// Runs one magic command (`line` starts with `%`), writing what it says to `out`.
-pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
+/// Runs one magic command (`line` starts with `%`), writing what it says to `out`; `mcp` is
+/// what `%mcp` lists.
+pub async fn handle(
+    line: &str,
+    interpreter: &Interpreter,
+    mcp: &McpClients,
+    out: &mut Doc<'_>,
+) -> io::Result<()> {
     let line = line.trim();
     if let Some(command) = line.strip_prefix("%%") {
         return shell(command.trim(), interpreter, out).await;
@@ -53,7 +60,7 @@ pub async fn handle(line: &str, interpreter: &Interpreter, out: &mut Doc<'_>) ->
         "tokens" => tokens(argument, interpreter, out),
         "info" => info(interpreter, out),
         // oi's own: the MCP servers of the profile's `mcp_servers:` and their tools.
-        "mcp" => out.md(&format!("```\n{}```\n", crate::app::mcp_listing())),
+        "mcp" => out.md(&format!("```\n{}```\n", mcp.listing())),
         "markdown" => markdown(argument, interpreter, out),
         "jupyter" => jupyter(argument, interpreter, out),
         _ => out.md(&format!("> Unknown command\n\n{HELP}")),

@@ -106,12 +106,11 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         println!("Profile reset: {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(name) = &args.settings.profile {
-        if let Some(profile) = remote_profile::fetch_and_confirm(name).await? {
-            app::use_fetched(profile);
-        }
-    }
-    let (mut settings, runtime) = app::settings_from(&args)?;
+    let fetched = match &args.settings.profile {
+        Some(name) => remote_profile::fetch_and_confirm(name).await?,
+        None => None,
+    };
+    let (mut settings, runtime) = app::settings_from(&args, fetched.as_ref())?;
     if let Some(problem) = settings
         .llm
         .api_base
@@ -132,7 +131,7 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         args.server_args.apply(&mut config);
         // `oi --server --mcp`: the server serves `/mcp` too.
         config.mcp |= args.mcp;
-        let mcp_servers = app::mcp_servers(&args);
+        let mcp_servers = app::mcp_servers(&args, fetched.as_ref());
         oi_server::run_with_mcp(config, settings, &mcp_servers, oi_server::shutdown_signal())
             .await?;
         return Ok(ExitCode::SUCCESS);
@@ -167,10 +166,10 @@ async fn run(args: args::Args) -> anyhow::Result<ExitCode> {
         eprintln!("oi: {error}");
         return Ok(ExitCode::FAILURE);
     }
-    let mcp_servers = app::mcp_servers(&args);
-    let interpreter = app::interpreter(settings, &mcp_servers).await;
+    let mcp_servers = app::mcp_servers(&args, fetched.as_ref());
+    let (interpreter, mcp) = app::interpreter(settings, &mcp_servers).await;
     *interpreter.runtime_mut() = runtime;
-    let mut ui = repl::Ui::new(interpreter.settings().plain_text_display);
+    let mut ui = repl::Ui::new(interpreter.settings().plain_text_display, mcp);
     let mut source = line_source();
     let result = if args.conversations {
         resume(&interpreter, source.as_mut(), &mut ui).await

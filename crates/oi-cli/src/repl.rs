@@ -2,8 +2,10 @@
 //! commands, one turn per message; CTRL-C stops a turn, CTRL-C or CTRL-D at the prompt exits.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use oi_core::{Interpreter, Message};
+use oi_mcp::client::McpClients;
 
 use crate::activity::ModelLabel;
 use crate::doc::{Doc, Style};
@@ -21,17 +23,21 @@ pub struct Ui {
     pub style: Style,
     /// The model has answered before (a local model is loaded).
     pub model_loaded: bool,
+    /// The MCP servers the session connected to (for `%mcp`).
+    pub mcp: Arc<McpClients>,
 }
 
 impl Ui {
-    /// The terminal's state for a program shown plain (`plain`) or in colour when possible.
-    pub fn new(plain: bool) -> Self {
+    /// The terminal's state for a program shown plain (`plain`) or in colour when possible,
+    /// with the MCP servers the session connected to.
+    pub fn new(plain: bool, mcp: Arc<McpClients>) -> Self {
         let grammars = Grammars::new();
         let style = Style::choose(plain, &grammars);
         Ui {
             grammars,
             style,
             model_loaded: false,
+            mcp,
         }
     }
 }
@@ -95,7 +101,7 @@ pub async fn run(
         source.remember(&message);
         if trimmed.starts_with('%') {
             let mut doc = Doc::new(&ui.style, &mut out);
-            magic::handle(trimmed, interpreter, &mut doc).await?;
+            magic::handle(trimmed, interpreter, &ui.mcp, &mut doc).await?;
             if ui.style.colour() {
                 writeln!(out)?;
             }

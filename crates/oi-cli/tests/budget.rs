@@ -5,54 +5,16 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-use oi_testkit::{Reply, Script, ScriptedServer};
-
-struct Setup {
-    _runtime: tokio::runtime::Runtime,
-    server: ScriptedServer,
-    home: tempfile::TempDir,
-}
+mod oi_common;
+use oi_common::{OpenAiEndpoint as Setup, text};
+use oi_testkit::Reply;
 
 fn setup(replies: Vec<Reply>) -> Setup {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime
-        .block_on(ScriptedServer::start(Script::new(replies)))
-        .unwrap();
-    Setup {
-        _runtime: runtime,
-        server,
-        home: tempfile::tempdir().unwrap(),
-    }
+    Setup::start(replies)
 }
 
-/// Runs `oi` with the scripted server as OpenAI's own endpoint (`OPENAI_BASE_URL`, so the
-/// model is priced as OpenAI's, not as a local server).
-fn oi(setup: &Setup, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oi"))
-        .args(args)
-        .env("HOME", setup.home.path())
-        .env("XDG_CONFIG_HOME", setup.home.path().join(".config"))
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", setup.server.base_url())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+fn oi(setup: &Setup, args: &[&str], stdin: &str) -> std::process::Output {
+    setup.oi(args, stdin)
 }
 
 #[test]

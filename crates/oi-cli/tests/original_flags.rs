@@ -4,51 +4,15 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use oi_testkit::{Reply, Script, ScriptedServer};
+mod oi_common;
+use oi_common::{start_server as start, text};
+use oi_testkit::Reply;
 
 fn oi(home: &Path, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_oi"));
-    command
-        .args(args)
-        .current_dir(home)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (name, _) in std::env::vars() {
-        if name.ends_with("_API_KEY") || name.ends_with("_API_BASE") || name == "OLLAMA_HOST" {
-            command.env_remove(name);
-        }
-    }
-    command.env_remove("OPENAI_BASE_URL");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let mut child = command.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn start(replies: Vec<Reply>) -> (tokio::runtime::Runtime, ScriptedServer) {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime
-        .block_on(ScriptedServer::start(Script::new(replies)))
-        .unwrap();
-    (runtime, server)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    oi_common::oi_without_providers(home, args, env, stdin)
 }
 
 #[test]
