@@ -53,7 +53,7 @@ pub(crate) fn error_hint(error: &str, language: &str, code: &str, dir: &Path) ->
         && (error.contains("invalid literal for int()")
             || error.contains("could not convert string to float"))
     {
-        return Some("A value in the data is not a plain number: clean it (remove $ or ,) or skip it (try/except ValueError around the conversion), then go on with the rest.".to_owned());
+        return Some(not_a_number_hint(error));
     }
     if error.contains("'str' object has no attribute 'reverse'") {
         return Some(
@@ -74,6 +74,18 @@ pub(crate) fn error_hint(error: &str, language: &str, code: &str, dir: &Path) ->
         );
     }
     None
+}
+
+/// What to do about a value that did not convert: one with digits in it (`'$1,200'`) is to be
+/// cleaned; one without (`'n/a'`) skipped. "Clean or skip" made the 0.5B model strip `n/a`
+/// and fail again (bench-tasks, bad-line-total); "skip" alone would drop `$1,200`.
+fn not_a_number_hint(error: &str) -> String {
+    let value = error.rsplit_once(": ").map_or("", |(_, v)| v);
+    if value.chars().any(|c| c.is_ascii_digit()) {
+        "A value in the data is a number written with other characters: remove them (such as $ or ,) before converting it.".to_owned()
+    } else {
+        "A value in the data is not a number: skip the values that are not numbers (try/except ValueError around the conversion) and go on with the rest.".to_owned()
+    }
 }
 
 /// `X` in `NameError: name 'X' is not defined`.
@@ -386,6 +398,12 @@ mod tests {
             )
             .unwrap()
             .contains("try/except ValueError")
+                && !hint(
+                    "ValueError: could not convert string to float: '$1,200'",
+                    ""
+                )
+                .unwrap()
+                .contains("skip")
         );
         assert!(
             hint(
