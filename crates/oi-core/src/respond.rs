@@ -326,8 +326,9 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
         // request, the last run's error, and whether the one retry is spent.
         let repairs = repair_step::enabled(&ctx.settings);
         let mut note: Option<String> = None;
-        let mut last_error: Option<String> = None;
-        let mut last_error_note: Option<String> = None;
+        // The last block's error line and the note that told the model of it.
+        let mut last_error: Option<(String, String)> = None;
+        let workspace = &ctx.settings.computer.sandbox.workspace;
         // Every block the turn ran (repair step): what it printed, and how the failing ones
         // failed, so that a loop of two or more blocks is seen as well as a repeat.
         let mut runs_seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
@@ -381,14 +382,12 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 }
             }
             let Some((language, code)) = pending_code(&ctx.shared) else {
-                let failed = last_error.take().zip(last_error_note.take());
-                if let Some((error, error_note)) = failed.filter(|_| repairs && !retried) {
+                if let Some((error, error_note)) = last_error.take().filter(|_| repairs && !retried) {
                     tracing::info!(%error, "repair step: the reply after an error has no code; one retry with the error");
                     retried = true;
                     note = Some(error_note);
                     continue;
                 }
-                let workspace = &ctx.settings.computer.sandbox.workspace;
                 let unread = (repairs && !hinted)
                     .then(|| repair_step::unread_file(&ctx.shared.messages(), workspace))
                     .flatten();
@@ -481,7 +480,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                     let run = std::hash::Hasher::finish(&run);
                     let error = if repairs { repair_step::error_line(&printed) } else { None };
                     // The same error again, even from other code, is no progress either.
-                    let same_error = error.is_some() && error == last_error;
+                    let same_error = error.is_some() && error.as_ref() == last_error.as_ref().map(|(e, _)| e);
                     if repairs && let Some(error) = &error && !failures_seen.insert((block, error.clone())) {
                         tracing::info!(%error, "repair step: a block of this turn failed the same way again; the turn ends");
                         for e in store.push(Chunk::console_output(repair_step::repeated_failure_message(error))) { yield e; }
@@ -498,23 +497,18 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                         stalls = 0;
                     }
                     last_run = Some(run);
-                    if let Some(error) = &error {
-                        let workspace = &ctx.settings.computer.sandbox.workspace;
-                        let hint = repair_hints::error_hint(error, &language, &code, workspace);
+                    last_error = None;
+                    if let Some(error) = error {
+                        let hint = repair_hints::error_hint(&error, &language, &code, workspace);
                         tracing::info!(%error, ?hint, "repair step: the code failed; the next request says so");
-                        let error_note = repair_step::error_note(error, hint.as_deref());
-                        last_error_note = Some(error_note.clone());
-                        note = Some(error_note);
+                        let error_note = repair_step::error_note(&error, hint.as_deref());
+                        note = Some(error_note.clone());
+                        last_error = Some((error, error_note));
                     } else if repairs && repair_step::typed_answer(&language, &code) {
-                        let workspace = &ctx.settings.computer.sandbox.workspace;
                         let unread = repair_step::unread_file(&ctx.shared.messages(), workspace);
                         tracing::info!(?unread, "repair step: the code only printed a typed-in value");
                         note = Some(repair_step::typed_answer_note(unread.as_deref()));
                     }
-                    if error.is_none() {
-                        last_error_note = None;
-                    }
-                    last_error = error;
                 }
             }
         }
