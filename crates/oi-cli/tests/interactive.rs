@@ -3,8 +3,9 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
+
+mod oi_common;
 
 use oi_testkit::{Reply, Script, ScriptedServer};
 
@@ -44,20 +45,12 @@ impl Setup {
     }
 
     fn piped(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = self
-            .command(args)
+        let mut command = self.command(args);
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+            .stderr(Stdio::piped());
+        oi_common::typed_in(&mut command, stdin)
     }
 
     fn redact(&self, text: &str) -> String {
