@@ -44,6 +44,7 @@ mod state;
 pub mod tools;
 pub mod truncate;
 pub mod turn;
+pub mod visible;
 
 pub use approval::{ApprovalId, ApprovalRequest, Decision};
 pub use blocking::OpenInterpreter;
