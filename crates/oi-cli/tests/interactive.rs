@@ -241,7 +241,7 @@ fn the_workspace_sandbox_blocks_writes_outside_the_working_directory() {
     let outside = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("oi-sandbox-{}", std::process::id()));
     let code = format!(
-        "open('inside.txt', 'w').write('ok')\ntry:\n    open({:?}, 'w')\n    print('WROTE OUTSIDE')\nexcept PermissionError:\n    print('denied outside')",
+        "open('inside.txt', 'w').write('ok')\ntry:\n    open({:?}, 'w')\n    print('WROTE OUTSIDE')\nexcept OSError:\n    print('denied outside')",
         outside.display().to_string()
     );
     let server = s.server(Script::new([

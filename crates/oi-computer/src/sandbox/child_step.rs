@@ -15,7 +15,7 @@ pub(crate) enum Step {
     Stdio,
     /// Writing the user namespace's maps.
     UserMaps,
-    /// Making mount propagation one-way.
+    /// Making mount propagation private.
     Propagation,
     /// Mounting the session's own `/proc`.
     Proc,
@@ -23,6 +23,8 @@ pub(crate) enum Step {
     Bind,
     /// Hiding oi's own directories.
     Hide,
+    /// Making every mount read-only but the writable roots.
+    WriteWall,
     /// A directory the sandbox is built on was swapped since the parent opened it.
     Swapped,
     /// Changing to the working directory.
@@ -43,7 +45,7 @@ pub(crate) enum Step {
     Exec,
 }
 
-const STEPS: [Step; 18] = [
+const STEPS: [Step; 19] = [
     Step::JoinCgroup,
     Step::NewSession,
     Step::DeathSignal,
@@ -53,6 +55,7 @@ const STEPS: [Step; 18] = [
     Step::Proc,
     Step::Bind,
     Step::Hide,
+    Step::WriteWall,
     Step::Swapped,
     Step::WorkDir,
     Step::Rlimits,
@@ -91,6 +94,9 @@ impl Step {
             Step::Proc => "could not mount the session's own /proc",
             Step::Bind => "could not bind-mount oi's directories read-only for the session",
             Step::Hide => "could not hide oi's own directories from the session",
+            Step::WriteWall => {
+                "could not make the file system read-only outside the session's writable directories"
+            }
             Step::Swapped => {
                 "a directory the sandbox is built on was replaced (by a link?) while the session started; nothing was run"
             }

@@ -343,6 +343,7 @@ impl Confine {
             _ => 0,
         };
         let no_new_privs = fs || net_denied;
+        let mount_wall = namespaces.is_some();
         Ok(LinuxConfinement {
             namespaces,
             new_keyring: fs,
@@ -351,7 +352,7 @@ impl Confine {
             ruleset,
             terminal_rights,
             shm_rights,
-            filters: self.seccomp_filters(no_new_privs),
+            filters: self.seccomp_filters(no_new_privs, mount_wall),
         })
     }
 
@@ -374,7 +375,7 @@ impl Confine {
     }
 
     /// The namespaces and mounts of a sandboxed session, where the machine supports them:
-    /// `protected` directories are hidden under an empty read-only `tmpfs` (or, when one
+    /// every mount read-only but the writable `roots`, `protected` directories are hidden under an empty read-only `tmpfs` (or, when one
     /// contains the workspace or a writable root, bound read-only), the `git` paths inside the
     /// writable `roots` become read-only, and every directory on the way to them keeps its
     /// place. Each is opened without following links, and checked again by the child.
@@ -403,6 +404,7 @@ impl Confine {
         let read_only: Vec<PathBuf> = bound.into_iter().chain(git.iter().cloned()).collect();
         crate::sandbox::namespaces::NamespacePlan::new(
             self.support().namespaces,
+            &self.places(roots)?,
             &self.places(&pinned)?,
             &self.places(&read_only)?,
             &self.places(&hidden)?,
@@ -427,8 +429,9 @@ impl Confine {
 
     /// The seccomp filters, in order: no terminal injection (wherever a filter can be
     /// installed: with `no_new_privs`, or as root), the sandbox's (no devices, no other
-    /// ABIs), no sockets when the network is denied.
-    fn seccomp_filters(&self, no_new_privs: bool) -> Vec<Vec<libc::sock_filter>> {
+    /// ABIs), the files filter (no set-ID bits; in `readonly` mode no metadata changes, and no
+    /// time changes either without the `mount_wall`), no sockets when the network is denied.
+    fn seccomp_filters(&self, no_new_privs: bool, mount_wall: bool) -> Vec<Vec<libc::sock_filter>> {
         let support = self.support();
         let mut filters = Vec::new();
         if support.seccomp && (no_new_privs || crate::sandbox::capabilities::has_sys_admin()) {
@@ -436,6 +439,8 @@ impl Confine {
         }
         if self.fs() && support.seccomp {
             filters.extend(crate::sandbox::seccomp::sandbox());
+            let readonly = self.policy.mode == SandboxMode::ReadOnly;
+            filters.extend(crate::sandbox::seccomp::files(readonly, !mount_wall));
         }
         if self.net_denied() {
             filters.extend(crate::sandbox::seccomp::deny_network());

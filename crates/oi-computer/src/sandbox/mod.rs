@@ -25,3 +25,5 @@ pub(crate) mod probe;
 pub(crate) mod rlimits;
 #[cfg(target_os = "linux")]
 pub(crate) mod seccomp;
+#[cfg(target_os = "linux")]
+pub(crate) mod write_wall;

@@ -2,7 +2,8 @@
 //! PID 1 of its own namespace, so when it dies the kernel kills everything the session
 //! started (`setsid`, double forks and `nohup` included), and a fresh procfs on `/proc` shows
 //! only the session's processes (oi's `environ` and `cmdline` are out of reach). Mount
-//! propagation is made one-way (host → session), and oi's own directories are bind-mounted
+//! propagation is made private (nothing the host mounts later appears), every mount is made
+//! read-only but the writable roots (`write_wall.rs`), and oi's own directories are bind-mounted
 //! read-only, with every directory between a writable root and them bound onto itself so it
 //! cannot be renamed away. A private instance of the terminal file system on `/dev/pts` keeps
 //! oi's own terminal out of reach. The IPC namespace leaves the host's System V shared memory,
@@ -62,6 +63,10 @@ pub(crate) struct NamespacePlan {
     pub flags: libc::c_int,
     /// `uid_map` and `gid_map` lines for a user namespace.
     user_maps: Option<(CString, CString)>,
+    /// The writable roots, outermost first: bound onto themselves and left writable when
+    /// everything else is made read-only. `None`: a writable root is `/`, so there is no wall
+    /// to build.
+    writable: Option<Vec<(CString, Identity)>>,
     /// Directories bound onto themselves (so they cannot be renamed), outermost first.
     pinned: Vec<(CString, Identity)>,
     /// Directories bound read-only, with the flags their remount keeps.
@@ -73,11 +78,13 @@ pub(crate) struct NamespacePlan {
 }
 
 impl NamespacePlan {
-    /// The plan for `support`: `pinned` directories keep their place, `read_only` ones become
-    /// read-only, `hidden` ones are covered by an empty read-only `tmpfs` (all canonical,
-    /// existing, opened without links by the parent).
+    /// The plan for `support`: every mount but the `writable` roots becomes read-only,
+    /// `pinned` directories keep their place, `read_only` ones become read-only, `hidden` ones
+    /// are covered by an empty read-only `tmpfs` (all canonical, existing, opened without
+    /// links by the parent).
     pub(crate) fn new(
         support: NamespaceSupport,
+        writable: &[Place],
         pinned: &[Place],
         read_only: &[Place],
         hidden: &[Place],
@@ -98,9 +105,22 @@ impl NamespacePlan {
                 .map(|p| Ok((c_path(&p.path)?, p.identity)))
                 .collect::<std::io::Result<Vec<_>>>()
         };
+        let mut writable: Vec<&Place> = writable.iter().collect();
+        writable.sort_by_key(|p| p.path.components().count());
+        let writable = if writable.iter().any(|p| p.path == Path::new("/")) {
+            None
+        } else {
+            Some(
+                writable
+                    .into_iter()
+                    .map(|p| Ok((c_path(&p.path)?, p.identity)))
+                    .collect::<std::io::Result<Vec<_>>>()?,
+            )
+        };
         Ok(Some(NamespacePlan {
             flags,
             user_maps,
+            writable,
             pinned: places(pinned)?,
             read_only,
             hidden: places(hidden)?,
@@ -108,8 +128,8 @@ impl NamespacePlan {
         }))
     }
 
-    /// In the child, right after clone: maps the user, makes propagation one-way, mounts the
-    /// fresh procfs, binds, and mounts a private instance of the terminal file system on
+    /// In the child, right after clone: maps the user, makes propagation private, mounts the
+    /// fresh procfs, builds the write wall, binds, and mounts a private instance of the terminal file system on
     /// `/dev/pts` (so oi's own terminal is not there to open; `/dev/ptmx` then allocates from
     /// it), a private `tmpfs` on `/dev/shm` and `mqueue` on `/dev/mqueue`. Returns what of
     /// these was mounted (kernels or containers without them keep the host's). Only syscalls
@@ -121,7 +141,7 @@ impl NamespacePlan {
                 .and_then(|()| write_file(c"/proc/self/gid_map", gid_map.as_bytes()))
                 .map_err(|e| (Step::UserMaps, e))?;
         }
-        mount(None, c"/", None, libc::MS_REC | libc::MS_SLAVE, None)
+        mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
             .map_err(|e| (Step::Propagation, e))?;
         mount(
             Some(c"proc"),
@@ -136,6 +156,19 @@ impl NamespacePlan {
         let check = |dir: &CString, identity: Identity| {
             crate::sandbox::no_links::check_in_child(dir, identity).map_err(|e| (Step::Swapped, e))
         };
+        if let Some(writable) = &self.writable {
+            // The wall first, so that every mount made after it is one this plan chose.
+            for (dir, identity) in writable {
+                check(dir, *identity)?;
+                mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)
+                    .map_err(|e| (Step::WriteWall, e))?;
+            }
+            crate::sandbox::write_wall::all_read_only().map_err(|e| (Step::WriteWall, e))?;
+            for (dir, _) in writable {
+                crate::sandbox::write_wall::writable_again(dir)
+                    .map_err(|e| (Step::WriteWall, e))?;
+            }
+        }
         for (dir, identity) in &self.pinned {
             check(dir, *identity)?;
             mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)

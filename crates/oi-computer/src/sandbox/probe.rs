@@ -54,7 +54,7 @@ fn namespaces() -> NamespaceSupport {
     candidates.push(NamespaceSupport::WithUserNamespace);
     for candidate in candidates {
         let Ok(Some(plan)) =
-            crate::sandbox::namespaces::NamespacePlan::new(candidate, &[], &[], &[])
+            crate::sandbox::namespaces::NamespacePlan::new(candidate, &[], &[], &[], &[])
         else {
             continue;
         };

@@ -15,6 +15,8 @@
 //!   `request_key`) fail with `EPERM`, so no keyring of the uid is read or written; syscalls
 //!   of another ABI (32-bit `int 0x80`, x32) fail with `EACCES`, so the filters cannot be
 //!   sidestepped through them.
+//! - [`files`] (the `workspace` and `readonly` modes): no set-ID bits, and in `readonly` mode
+//!   no metadata changes (`seccomp/files.rs`).
 //! - [`deny_network`] (network denied): every `socket(2)` fails with `EACCES` — IPv4, IPv6,
 //!   raw, packet, netlink, and Unix sockets too, so no listener outside the sandbox can be
 //!   reached by path — and so does `io_uring_setup(2)` (io_uring can create sockets without the
@@ -28,6 +30,9 @@
 //! `EACCES`.
 
 use libc::sock_filter;
+
+mod files;
+pub(crate) use files::files;
 
 /// `AUDIT_ARCH_*` of this build's architecture, or `None` where filters are not built.
 #[cfg(target_arch = "x86_64")]
@@ -93,6 +98,11 @@ enum Label {
     Mode,
     Socket,
     Socketpair,
+    ModeArg1,
+    ModeArg2,
+    ModeArg3,
+    SetId,
+    DenyEnosys,
 }
 
 /// One instruction, with symbolic jump targets (always forward).
@@ -353,7 +363,7 @@ mod tests {
     use super::*;
 
     /// Runs `program` on one `seccomp_data` (nr, arch, args) like the kernel would.
-    fn evaluate(program: &[sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
+    pub(super) fn evaluate(program: &[sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
         let word = |offset: u32| -> u32 {
             match offset {
                 0 => nr,
