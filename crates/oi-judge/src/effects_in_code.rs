@@ -4,6 +4,7 @@
 //! however the language spells it, or a protected argument on the command line).
 
 use crate::places::{self, Harm, Places};
+use crate::resolve;
 
 /// Names of library calls (and shell commands inside strings) that delete files or trees.
 const DELETERS: &[&str] = &[
@@ -85,13 +86,10 @@ pub(crate) fn deleted_place(places: &Places, code: &str, literals: &[String]) ->
                 (Some(rest), Some(home)) => format!("{home}{rest}"),
                 _ => literal.clone(),
             };
-            let text = places::unalias(&text);
-            let pattern = places::pattern(
-                &text,
-                places.cwd().map(|c| places::pattern(&c, None)).as_ref(),
-            );
-            places
-                .protected(&pattern, Harm::Delete)
+            let base = places.cwd().map(|c| places::pattern(&c, None));
+            resolve::resolve(&text, base.as_ref())
+                .iter()
+                .find_map(|pattern| places.protected(pattern, Harm::Delete))
                 .map(|what| format!("{what} (`{literal}`)"))
         })
 }

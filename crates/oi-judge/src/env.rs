@@ -36,6 +36,27 @@ impl Env {
         }
     }
 
+    /// The environment of a shell started by code that may be in any of `cwds` (Python after
+    /// `os.chdir`, `subprocess.run(…, cwd=…)`): the shell sets `PWD` to where it starts.
+    pub(crate) fn in_dirs(places: &Places, cwds: &[Option<String>]) -> Env {
+        let mut env = Env::new(places);
+        if env.cwds.as_slice() != cwds {
+            let values = cwds
+                .iter()
+                .map(|cwd| match cwd {
+                    Some(cwd) => vec![Seg::Lit(cwd.clone())],
+                    None => vec![Seg::Unknown {
+                        raw: "$PWD".to_owned(),
+                        decoded: false,
+                    }],
+                })
+                .collect();
+            env.vars.insert("PWD".to_owned(), values);
+            env.cwds = cwds.to_vec();
+        }
+        env
+    }
+
     /// This environment with the positional parameters `$0`, `$1`, … set (for `sh -c`).
     pub(crate) fn with_positional(mut self, args: &[Field]) -> Env {
         for key in ["@", "*", "#"] {

@@ -205,7 +205,7 @@ pub(crate) fn read(scan: &mut Scan, code: &str) {
                 scan.shell(script, env);
             }
             Meaning::Python(body) => {
-                scan.python(body);
+                scan.python(body, &[scan.places.cwd()]);
                 read(scan, body);
             }
             Meaning::Chdir(_) | Meaning::Nothing => {}
@@ -225,7 +225,7 @@ pub(crate) fn read(scan: &mut Scan, code: &str) {
                         let env = Env::new(scan.places);
                         scan.shell(command, env);
                     }
-                    Meaning::Python(statement) => scan.python(statement),
+                    Meaning::Python(statement) => scan.python(statement, &[scan.places.cwd()]),
                     Meaning::Chdir(_) | Meaning::Nothing => {}
                 }
                 plain.push_str(&as_python(indent, &meaning));
@@ -240,7 +240,7 @@ pub(crate) fn read(scan: &mut Scan, code: &str) {
         plain.push('\n');
     }
     if found || calls {
-        scan.python(&plain);
+        scan.python(&plain, &[scan.places.cwd()]);
     }
 }
 

@@ -26,6 +26,7 @@ mod output;
 mod places;
 mod programs;
 mod python;
+mod resolve;
 mod scan;
 mod shell;
 mod word;
@@ -115,7 +116,7 @@ fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> 
         let env = Env::new(&places);
         scan.shell(code, env);
     } else if matches!(language, "python" | "py") {
-        scan.python(code);
+        scan.python(code, &[places.cwd()]);
         // The session also runs IPython's `!cmd` and `%magic` lines: read them too.
         ipython::read(&mut scan, code);
     } else {
@@ -136,8 +137,8 @@ impl Readers for Languages {
         shell::read_argv(scan, argv, env);
     }
 
-    fn python(&self, scan: &mut Scan, source: &str) {
-        python::read(scan, source);
+    fn python(&self, scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
+        python::read(scan, source, cwds);
     }
 
     fn foreign(&self, scan: &mut Scan, source: &str) {

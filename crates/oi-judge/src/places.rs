@@ -114,6 +114,18 @@ impl Places {
         self.cwd.as_deref().map(join)
     }
 
+    /// Whether `matches` (a name test, such as `find -iname`) may hold for the last component
+    /// of a protected place: a top-level directory, or a component of the home or working
+    /// directory's path.
+    pub(crate) fn may_name(&self, matches: &dyn Fn(&str) -> bool) -> bool {
+        TOP_LEVEL.iter().any(|name| matches(name))
+            || [&self.home, &self.cwd]
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|name| matches(name))
+    }
+
     /// Why deleting (or re-owning) what `pattern` names would do harm, if it would.
     pub(crate) fn protected(&self, pattern: &Pattern, harm: Harm) -> Option<&'static str> {
         let mut pattern = pattern.clone();
@@ -265,33 +277,8 @@ pub(crate) fn pattern(text: &str, base: Option<&Pattern>) -> Pattern {
     out
 }
 
-/// A path through `/proc` that names another place: `/proc/self/cwd/…` is the working
-/// directory (returned relative, `./…`), another process's `cwd` an unknown directory, any
-/// process's `root` is `/`. Other text is returned as it is.
-pub(crate) fn unalias(text: &str) -> String {
-    let Some(rest) = text.strip_prefix("/proc/") else {
-        return text.to_owned();
-    };
-    let rest = rest.trim_start_matches('/');
-    let (process, rest) = rest.split_once('/').unwrap_or((rest, ""));
-    let rest = rest.trim_start_matches('/');
-    let (link, tail) = rest.split_once('/').unwrap_or((rest, ""));
-    let this = matches!(process, "self" | "thread-self");
-    match link {
-        "cwd" if this => format!("./{tail}"),
-        "cwd" => format!("{UNKNOWN}/{tail}"),
-        "root" => format!("/{tail}"),
-        _ => text.to_owned(),
-    }
-}
-
 /// Stands for an unknown part of a word inside the text given to [`pattern`].
 pub(crate) const UNKNOWN: char = '\u{1}';
-
-/// Lexically normalised absolute text of a literal path (`/usr/../etc//x` → `/etc/x`).
-pub(crate) fn normalise(text: &str) -> String {
-    join(&literal_components(text))
-}
 
 fn literal_components(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -456,6 +443,5 @@ mod tests {
         assert!(!glob_match("[!a-c]*", "bin"));
         assert!(wildcard_all("*") && wildcard_all(".*") && wildcard_all("[a-z]*"));
         assert!(!wildcard_all("*.log") && !wildcard_all("build"));
-        assert_eq!(normalise("/usr/../etc//x/."), "/etc/x");
     }
 }

@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 
+mod code;
+mod cwd;
 mod dynamic;
 mod reader;
 mod values;
@@ -15,13 +17,14 @@ use tree_sitter::{Node, Parser};
 
 use crate::env::Env;
 use crate::places::{self, Harm};
+use crate::resolve;
 use crate::scan::Scan;
 use crate::word::Field;
 
 use reader::{Binding, Reader, Value, arguments};
 
-/// Reads `source` as Python.
-pub(crate) fn read(scan: &mut Scan, source: &str) {
+/// Reads `source` as Python, started in one of `cwds`.
+pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
@@ -43,8 +46,10 @@ pub(crate) fn read(scan: &mut Scan, source: &str) {
         src: source,
         aliases: HashMap::new(),
         names: HashMap::new(),
+        cwds: cwds.to_vec(),
     };
     reader.collect(root);
+    reader.follow_chdirs(root);
     reader.check(root);
 }
 
@@ -146,6 +151,7 @@ impl<'t> Reader<'_, '_, 't> {
             }
             match node.kind() {
                 "call" => self.call(node),
+                "identifier" | "attribute" => self.code_runner_reference(node),
                 "while_statement" => self.endless_fork(node),
                 "for_statement" => {
                     if let (Some(iterable), Some(body)) = (
@@ -219,6 +225,9 @@ impl<'t> Reader<'_, '_, 't> {
             .unwrap_or_default();
         let first = arguments.first().copied().or_else(|| keyword("path"));
         self.opaque_call(node, &name);
+        if self.runs_python(node, &name, &method) {
+            return;
+        }
         match name.as_str() {
             "shutil.rmtree"
             | "distutils.dir_util.remove_tree"
@@ -234,8 +243,9 @@ impl<'t> Reader<'_, '_, 't> {
             | "commands.getoutput"
             | "commands.getstatusoutput"
             | "asyncio.create_subprocess_shell" => {
+                let cwds = self.call_cwds(keyword("cwd"));
                 if let Some(command) = first.or_else(|| keyword("cmd")) {
-                    self.shell_string(command);
+                    self.shell_string(command, &cwds);
                 }
             }
             "subprocess.run"
@@ -244,11 +254,12 @@ impl<'t> Reader<'_, '_, 't> {
             | "subprocess.check_output"
             | "subprocess.Popen" => {
                 let shell = keyword("shell").is_some_and(|v| self.text(v) != "False");
+                let cwds = self.call_cwds(keyword("cwd"));
                 if let Some(command) = first.or_else(|| keyword("args")) {
                     if shell {
-                        self.shell_string(command);
+                        self.shell_string(command, &cwds);
                     } else {
-                        self.argv(command);
+                        self.argv(command, &cwds);
                     }
                 }
             }
@@ -263,32 +274,29 @@ impl<'t> Reader<'_, '_, 't> {
                     .skip(skip)
                     .map(|a| self.string(*a))
                     .collect();
-                self.scan.argv(&fields);
+                let cwds = self.call_cwds(keyword("cwd"));
+                self.scan.argv(&fields, &cwds);
             }
             "os.execv" | "os.execve" | "os.execvp" | "os.execvpe" | "os.posix_spawn"
             | "os.posix_spawnp" => {
                 if let Some(list) = arguments.get(1) {
-                    self.argv(*list);
+                    self.argv(*list, &self.cwds.clone());
                 }
             }
             "os.spawnv" | "os.spawnve" | "os.spawnvp" | "os.spawnvpe" => {
                 if let Some(list) = arguments.get(2) {
-                    self.argv(*list);
+                    self.argv(*list, &self.cwds.clone());
                 }
             }
             "os.spawnl" | "os.spawnle" | "os.spawnlp" | "os.spawnlpe" => {
                 let fields: Vec<Field> =
                     arguments.iter().skip(2).map(|a| self.string(*a)).collect();
-                self.scan.argv(&fields);
+                let cwds = self.cwds.clone();
+                self.scan.argv(&fields, &cwds);
             }
             "pty.spawn" => {
                 if let Some(command) = first {
-                    self.argv(command);
-                }
-            }
-            "exec" | "eval" | "builtins.exec" | "builtins.eval" => {
-                if let Some(code) = first {
-                    self.python_string(code);
+                    self.argv(command, &self.cwds.clone());
                 }
             }
             "open" | "io.open" | "builtins.open" | "os.open" => {
@@ -315,9 +323,12 @@ impl<'t> Reader<'_, '_, 't> {
             if field.starts_unknown() {
                 continue;
             }
-            let text = places::unalias(&field.pattern_text());
-            let pattern = places::pattern(&text, self.cwd_pattern().as_ref());
-            if let Some(what) = self.scan.places.protected(&pattern, Harm::Delete) {
+            let text = field.pattern_text();
+            let protected = self
+                .resolved(&text)
+                .iter()
+                .find_map(|pattern| self.scan.places.protected(pattern, Harm::Delete));
+            if let Some(what) = protected {
                 let shown = field.shown();
                 let call = self.text(call);
                 self.scan.block(if call.contains(&shown) {
@@ -330,14 +341,31 @@ impl<'t> Reader<'_, '_, 't> {
         }
     }
 
-    fn cwd_pattern(&self) -> Option<places::Pattern> {
-        self.scan.places.cwd().map(|c| places::pattern(&c, None))
+    /// The patterns `text` may name from every directory the block may be in.
+    fn resolved(&self, text: &str) -> Vec<places::Pattern> {
+        let mut out: Vec<places::Pattern> = Vec::new();
+        for cwd in &self.cwds {
+            let base = cwd.as_deref().map(|c| places::pattern(c, None));
+            for pattern in resolve::resolve(text, base.as_ref()) {
+                if !out.contains(&pattern) {
+                    out.push(pattern);
+                }
+            }
+        }
+        out
     }
 
-    /// A string handed to the shell: read as a shell script.
-    fn shell_string(&mut self, command: Node) {
+    /// A string handed to the shell, run in one of `cwds`: read as a shell script. A command
+    /// computed at run time is one oi cannot tell.
+    fn shell_string(&mut self, command: Node, cwds: &[Option<String>]) {
         for value in self.values(command, 0) {
             match value {
+                Value::Unknown => self.unsure("runs a shell command computed at run time"),
+                Value::Str(field)
+                    if !field.decoded() && field.known().is_none() && field.segs.len() == 1 =>
+                {
+                    self.unsure("runs a shell command computed at run time");
+                }
                 Value::Str(field)
                     if field.decoded() && field.known().is_none() && field.segs.len() == 1 =>
                 {
@@ -347,43 +375,27 @@ impl<'t> Reader<'_, '_, 't> {
                     );
                 }
                 Value::Str(field) => {
-                    let env = Env::new(self.scan.places);
+                    let env = Env::in_dirs(self.scan.places, cwds);
                     self.scan.shell(&field.rendered(), env);
                 }
                 Value::List(fields) => {
                     if let Some(script) = fields.first() {
-                        let env = Env::new(self.scan.places);
+                        let env = Env::in_dirs(self.scan.places, cwds);
                         self.scan.shell(&script.rendered(), env);
                     }
                 }
-                Value::Unknown => {}
             }
         }
     }
 
-    /// An argument vector (`["rm", "-rf", "/"]`): read as one command.
-    fn argv(&mut self, command: Node) {
+    /// An argument vector (`["rm", "-rf", "/"]`), run in one of `cwds`: read as one command.
+    /// A vector computed at run time is one oi cannot tell.
+    fn argv(&mut self, command: Node, cwds: &[Option<String>]) {
         for value in self.values(command, 0) {
             match value {
-                Value::List(fields) => self.scan.argv(&fields),
-                Value::Str(field) => self.scan.argv(&[field]),
-                Value::Unknown => {}
-            }
-        }
-    }
-
-    /// A string run as Python (`exec(...)`).
-    fn python_string(&mut self, code: Node) {
-        for value in self.values(code, 0) {
-            if let Value::Str(field) = value {
-                if field.decoded() {
-                    self.scan.block(
-                        "it runs decoded Python with exec (an encoded payload oi cannot read)"
-                            .to_owned(),
-                    );
-                } else if let Some(code) = field.known() {
-                    self.scan.python(&code);
-                }
+                Value::List(fields) => self.scan.argv(&fields, cwds),
+                Value::Str(field) => self.scan.argv(&[field], cwds),
+                Value::Unknown => self.unsure("runs a command computed at run time"),
             }
         }
     }
@@ -408,7 +420,10 @@ impl<'t> Reader<'_, '_, 't> {
         for value in self.values(path, 0) {
             let Value::Str(field) = value else { continue };
             if !field.starts_unknown()
-                && places::is_disk(&places::pattern(&field.pattern_text(), None))
+                && self
+                    .resolved(&field.pattern_text())
+                    .iter()
+                    .any(places::is_disk)
             {
                 self.scan.block(format!(
                     "it overwrites a disk device (`{}`)",

@@ -17,8 +17,8 @@ pub(crate) trait Readers {
     fn shell(&self, scan: &mut Scan, source: &str, env: Env) -> Output;
     /// Reads one command given as an argument vector.
     fn argv(&self, scan: &mut Scan, argv: &[Field], env: Env);
-    /// Reads Python code.
-    fn python(&self, scan: &mut Scan, source: &str);
+    /// Reads Python code started in one of `cwds`.
+    fn python(&self, scan: &mut Scan, source: &str, cwds: &[Option<String>]);
     /// Reads code in another language.
     fn foreign(&self, scan: &mut Scan, source: &str);
 }
@@ -221,24 +221,25 @@ impl<'p> Scan<'p> {
         output
     }
 
-    /// Reads one command given as an argument vector (from Python's `subprocess.run([...])`).
-    pub(crate) fn argv(&mut self, argv: &[Field]) {
+    /// Reads one command given as an argument vector (from Python's `subprocess.run([...])`),
+    /// run in one of `cwds`.
+    pub(crate) fn argv(&mut self, argv: &[Field], cwds: &[Option<String>]) {
         if !self.charge(argv.len()) || !self.enter() {
             return;
         }
-        let env = Env::new(self.places);
+        let env = Env::in_dirs(self.places, cwds);
         let readers = self.readers;
         readers.argv(self, argv, env);
         self.depth -= 1;
     }
 
-    /// Reads Python code.
-    pub(crate) fn python(&mut self, source: &str) {
+    /// Reads Python code started in one of `cwds`.
+    pub(crate) fn python(&mut self, source: &str, cwds: &[Option<String>]) {
         if !self.take_source(source) || !self.enter() {
             return;
         }
         let readers = self.readers;
-        readers.python(self, source);
+        readers.python(self, source, cwds);
         self.depth -= 1;
     }
 

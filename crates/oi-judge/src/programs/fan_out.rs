@@ -106,20 +106,27 @@ fn deletes_each(program: &str) -> bool {
     )
 }
 
-/// Tests that narrow what `find` matches (so `find . -name '*.pyc' -delete` is ordinary).
-const FIND_NARROWING: &[&str] = &[
+/// Tests that take one argument and may match a protected place, or everything in one, so
+/// they never narrow what `find` acts on: a path (`-path $HOME`), the same file
+/// (`-samefile ~`), an inode, a regular expression, times, sizes, owners and modes all hold
+/// for a home directory as well as for anything else.
+const FIND_TESTS_WITH_VALUE: &[&str] = &[
     "-path",
     "-ipath",
     "-wholename",
     "-iwholename",
     "-regex",
     "-iregex",
-    "-lname",
-    "-ilname",
+    "-regextype",
     "-inum",
     "-samefile",
     "-newer",
-    "-empty",
+    "-anewer",
+    "-cnewer",
+    "-newermt",
+    "-newerat",
+    "-newerct",
+    "-newermm",
     "-size",
     "-mtime",
     "-mmin",
@@ -127,17 +134,28 @@ const FIND_NARROWING: &[&str] = &[
     "-amin",
     "-ctime",
     "-cmin",
+    "-used",
     "-user",
     "-group",
     "-uid",
     "-gid",
     "-perm",
     "-links",
-    "-anewer",
-    "-cnewer",
-    "-newermt",
-    "-used",
+    "-type",
+    "-xtype",
+    "-fstype",
+    "-context",
+    "-maxdepth",
+    "-mindepth",
 ];
+
+/// Whether `-iname PATTERN` provably excludes every protected place: the pattern cannot match
+/// the last component of any of them, whatever the case.
+fn caseless_name_narrows(w: &dyn Context, pattern: &str) -> bool {
+    let glob = pattern.to_lowercase();
+    !w.places()
+        .may_name(&|name| places::glob_match(&glob, &name.to_lowercase()))
+}
 
 /// `find ROOTS… EXPRESSION`: `-delete` and `-exec CMD {}` act on what it matches.
 pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
@@ -176,8 +194,15 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
             }
             "-o" | "-or" | "," => narrowing = false,
             "-name" | "-iname" => {
+                let caseless = text == "-iname";
                 if let Some(pattern) = expression.get(at).and_then(Field::known) {
-                    if !places::wildcard_all(&pattern) && !negated {
+                    // What `-name` matches is checked below as `ROOT/**/PATTERN`: a pattern
+                    // that may name a protected place under the root does not narrow.
+                    // `-iname` narrows only when no protected name matches it in any case.
+                    if !negated
+                        && !places::wildcard_all(&pattern)
+                        && (!caseless || caseless_name_narrows(&*w, &pattern))
+                    {
                         name = Some(pattern);
                         narrowing = true;
                         ever_narrowed = true;
@@ -185,13 +210,9 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
                 }
                 at += 1;
             }
-            "-path" | "-ipath" | "-wholename" | "-iwholename" => {
-                let pattern = expression.get(at).and_then(Field::known);
-                if pattern.is_some_and(|p| {
-                    p.split('/')
-                        .any(|part| !part.is_empty() && !places::wildcard_all(part))
-                }) && !negated
-                {
+            // Only symbolic links match, and deleting a link leaves what it points to.
+            "-lname" | "-ilname" => {
+                if !negated {
                     narrowing = true;
                     ever_narrowed = true;
                 }
@@ -215,13 +236,7 @@ pub(super) fn find(w: &mut dyn Context, args: &[Field]) -> Output {
                 execs.push(command);
                 at = end + 1;
             }
-            t if FIND_NARROWING.contains(&t) => {
-                if !negated {
-                    narrowing = true;
-                    ever_narrowed = true;
-                }
-                at += 1;
-            }
+            t if FIND_TESTS_WITH_VALUE.contains(&t) => at += 1,
             _ => {}
         }
         negated = negate;

@@ -24,6 +24,8 @@ const POWERFUL: &[&str] = &[
     "importlib",
     "multiprocessing",
     "pathlib",
+    "__builtins__",
+    "runpy",
 ];
 
 /// Calls that delete the path they are given (or, as methods, the object they are called on).
@@ -93,6 +95,12 @@ impl<'t> Reader<'_, '_, 't> {
                     [Binding::Is(value)] if depth < 4 && value.kind() == "call" => {
                         self.dynamic_name(*value, depth + 1)
                     }
+                    // `e = exec`, `f = os.chdir`, `r = shutil.rmtree`: the name is the function.
+                    [Binding::Is(value)]
+                        if depth < 4 && matches!(value.kind(), "identifier" | "attribute") =>
+                    {
+                        self.qualified_at(*value, depth + 1)
+                    }
                     _ => None,
                 }
             }
@@ -109,7 +117,7 @@ impl<'t> Reader<'_, '_, 't> {
     }
 
     /// Marks the reading "cannot tell".
-    fn unsure(&self, what: &'static str) {
+    pub(super) fn unsure(&self, what: &'static str) {
         self.scan.exceed(Limit::Dynamic(what));
     }
 

@@ -32,6 +32,9 @@ pub(super) struct Reader<'s, 'p, 't> {
     pub(super) aliases: HashMap<String, String>,
     /// Names → the expressions assigned to them (anywhere in the block).
     pub(super) names: HashMap<String, Vec<Binding<'t>>>,
+    /// The working directories the block may be in (`None`: one oi cannot know): where it
+    /// started, and where its `os.chdir` calls may have taken it.
+    pub(super) cwds: Vec<Option<String>>,
 }
 
 /// How a name got its value.

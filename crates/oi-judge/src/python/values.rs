@@ -220,16 +220,22 @@ impl Reader<'_, '_, '_> {
                 if arguments.is_empty() {
                     return vec![Value::Str(Field::lit("."))];
                 }
-                let parts: Vec<Field> = arguments.iter().map(|a| self.string(*a)).collect();
-                vec![Value::Str(join_paths(&parts))]
+                self.joined(&arguments, depth)
             }
             "os.path.dirname" => self.map_str(first, depth, |t| format!("{t}/..")),
-            "os.getcwd" | "os.getcwdb" | "pathlib.Path.cwd" | "Path.cwd" => {
-                match self.scan.places.cwd() {
-                    Some(cwd) => vec![Value::Str(Field::lit(&cwd))],
-                    None => vec![Value::Unknown],
-                }
-            }
+            "os.getcwd" | "os.getcwdb" | "pathlib.Path.cwd" | "Path.cwd" => self
+                .cwds
+                .iter()
+                .map(|cwd| match cwd {
+                    Some(cwd) => Value::Str(Field::lit(cwd)),
+                    None => Value::Unknown,
+                })
+                .collect(),
+            // `compile(source, …)` is run by `exec`/`eval`: its value is the source.
+            "compile" | "builtins.compile" | "__builtins__.compile" => match first {
+                Some(source) => self.values(source, depth),
+                None => vec![Value::Unknown],
+            },
             "pathlib.Path.home" | "Path.home" => match home {
                 Some(home) => vec![Value::Str(Field::lit(&home))],
                 None => vec![Value::Unknown],
@@ -287,6 +293,36 @@ impl Reader<'_, '_, '_> {
                 _ => vec![Value::Unknown],
             },
         }
+    }
+
+    /// `os.path.join(a, b, …)` for every value each part may have (`os.getcwd()` after
+    /// `os.chdir` has several), as many as [`MAX_VALUES`].
+    fn joined(&self, parts: &[Node], depth: usize) -> Vec<Value> {
+        let mut joined: Vec<Vec<Field>> = vec![Vec::new()];
+        for part in parts {
+            let choices: Vec<Field> = self
+                .values(*part, depth)
+                .into_iter()
+                .map(|v| match v {
+                    Value::Str(field) => field,
+                    _ => Field::unknown(self.text(*part), false),
+                })
+                .collect();
+            let mut next = Vec::new();
+            for prefix in &joined {
+                for choice in &choices {
+                    let mut parts = prefix.clone();
+                    parts.push(choice.clone());
+                    next.push(parts);
+                }
+            }
+            next.truncate(MAX_VALUES);
+            joined = next;
+        }
+        joined
+            .iter()
+            .map(|parts| Value::Str(join_paths(parts)))
+            .collect()
     }
 
     /// A string literal: escapes decoded (unless raw), f-string parts evaluated.

@@ -5,6 +5,7 @@ use crate::context::Context;
 use crate::output::Output;
 use crate::places::{self, Pattern, Places};
 use crate::programs;
+use crate::resolve;
 use crate::word::Field;
 
 use super::walker::{MAX_ALTERNATIVES, Walker};
@@ -20,21 +21,19 @@ impl Context for Walker<'_, '_> {
         self.targets_text(&field.pattern_text())
     }
 
-    /// As [`Walker::targets`], for text with [`places::UNKNOWN`] markers.
+    /// As [`Walker::targets`], for text with [`places::UNKNOWN`] markers: resolved (see
+    /// [`resolve`]) against every directory the script may be in.
     fn targets_text(&self, text: &str) -> Vec<Pattern> {
-        let unaliased = places::unalias(text);
-        let text = unaliased.as_str();
-        if text.starts_with('/') || text.starts_with(places::UNKNOWN) {
-            return vec![places::pattern(text, None)];
+        let mut out: Vec<Pattern> = Vec::new();
+        for cwd in &self.env.cwds {
+            let base = cwd.as_deref().map(|c| places::pattern(c, None));
+            for pattern in resolve::resolve(text, base.as_ref()) {
+                if !out.contains(&pattern) {
+                    out.push(pattern);
+                }
+            }
         }
-        self.env
-            .cwds
-            .iter()
-            .map(|cwd| {
-                let base = cwd.as_deref().map(|c| places::pattern(c, None));
-                places::pattern(text, base.as_ref())
-            })
-            .collect()
+        out
     }
 
     /// The working directory, when only one is possible.
@@ -49,22 +48,15 @@ impl Context for Walker<'_, '_> {
     /// still in the old one.
     fn change_directory(&mut self, target: Option<&Field>) {
         let home = self.env.home.clone();
-        let new: Vec<Option<String>> = match target
-            .map(|t| (t.known().map(|k| places::unalias(&k)), t))
-        {
+        let new: Vec<Option<String>> = match target.map(Field::pattern_text) {
             None => vec![home],
-            Some((Some(text), _)) if text == "-" => vec![None],
-            Some((Some(text), _)) if text.starts_with('/') => vec![Some(places::normalise(&text))],
-            Some((Some(text), _)) => self
+            Some(text) if text == "-" => vec![None],
+            Some(text) => self
                 .env
                 .cwds
                 .iter()
-                .map(|cwd| {
-                    cwd.as_ref()
-                        .map(|c| places::normalise(&format!("{c}/{text}")))
-                })
+                .map(|cwd| resolve::resolve_dir(&text, cwd.as_deref()))
                 .collect(),
-            Some((None, _)) => vec![None],
         };
         for dir in &new {
             if !self.env.cwds.contains(dir) {
@@ -89,7 +81,8 @@ impl Context for Walker<'_, '_> {
 
     /// Reads `code` as nested Python (`python -c`).
     fn nested_python(&mut self, code: &Field) {
-        self.scan.python(&code.rendered());
+        let cwds = self.env.cwds.clone();
+        self.scan.python(&code.rendered(), &cwds);
     }
 
     /// Reads `code` as nested code of another language (`perl -e`, `node -e`).

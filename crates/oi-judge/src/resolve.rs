@@ -1,0 +1,304 @@
+//! Where a path written in code leads, as far as oi can tell without the file system: the
+//! judge decides on this, not on the spelling. Components are taken left to right as the
+//! kernel does — `.` and `//` vanish, `..` drops the previous component — and a component
+//! that completes one of the kernel's magic links (`/proc/<pid>/root`, `…/cwd`, `…/fd/<n>`,
+//! `…/map_files/<x>`, `…/exe`, `/dev/fd/<n>`, `/dev/stdin`, …) is replaced by where it
+//! leads: the root for this process's `root`, the working directory for its `cwd`, and an
+//! unknown place (any path at all) for everything else. So `/proc/self/./root/home/ada`,
+//! `//proc/self/root/home/ada` and `/proc/./self/root/home/ada` are `/home/ada`, and
+//! `/proc/1/cwd/x` may be anything ending in `x`. Well-known system links (`/var/run` →
+//! `/run`, `/bin` → `/usr/bin`, …) give a second reading, so a `..` after one goes where the
+//! kernel goes as well as where the text says.
+
+use crate::places::{Comp, Pattern, UNKNOWN, glob_match, pattern};
+
+/// The most readings one path is followed with; past it, the path is an unknown place.
+const MAX_READINGS: usize = 8;
+
+/// Links every Linux system has (merged `/usr`, `/var/run`): a second reading follows them.
+const SYSTEM_LINKS: &[(&[&str], &[&str])] = &[
+    (&["var", "run"], &["run"]),
+    (&["var", "lock"], &["run", "lock"]),
+    (&["bin"], &["usr", "bin"]),
+    (&["sbin"], &["usr", "sbin"]),
+    (&["lib"], &["usr", "lib"]),
+    (&["lib32"], &["usr", "lib32"]),
+    (&["lib64"], &["usr", "lib64"]),
+    (&["libx32"], &["usr", "libx32"]),
+];
+
+/// The patterns `text` may name, resolved against `base` (the working directory's pattern;
+/// `None`: unknown) — every reading, each normalised and un-aliased.
+pub(crate) fn resolve(text: &str, base: Option<&Pattern>) -> Vec<Pattern> {
+    let unknown_base = vec![Comp::AnyDepth];
+    let base = base.unwrap_or(&unknown_base);
+    let start = if text.starts_with('/') || text.starts_with(UNKNOWN) {
+        Vec::new()
+    } else {
+        base.clone()
+    };
+    let mut readings: Vec<Reading> = vec![Reading {
+        path: start,
+        swallow: false,
+    }];
+    for part in text.split('/') {
+        let mut next = Vec::new();
+        for reading in readings {
+            reading.step(part, base, &mut next);
+        }
+        next.dedup();
+        if next.len() > MAX_READINGS {
+            return vec![vec![Comp::AnyDepth]];
+        }
+        readings = next;
+    }
+    let mut out: Vec<Pattern> = Vec::new();
+    for reading in readings {
+        if !out.contains(&reading.path) {
+            out.push(reading.path);
+        }
+    }
+    out
+}
+
+/// The working directory after changing to `text` from `cwd`: its normalised text, or `None`
+/// when oi cannot know it (an unknown part, a magic link it cannot follow, several readings).
+pub(crate) fn resolve_dir(text: &str, cwd: Option<&str>) -> Option<String> {
+    let base = cwd.map(|c| pattern(c, None));
+    if base.is_none() && !text.starts_with('/') {
+        return None;
+    }
+    let readings = resolve(text, base.as_ref());
+    let [only] = readings.as_slice() else {
+        return None;
+    };
+    let mut out = String::new();
+    for comp in only {
+        match comp {
+            Comp::Glob(name) => {
+                out.push('/');
+                out.push_str(name);
+            }
+            Comp::AnyDepth => return None,
+        }
+    }
+    Some(if out.is_empty() { "/".to_owned() } else { out })
+}
+
+/// One way of reading a path so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Reading {
+    /// The components so far.
+    path: Pattern,
+    /// The next component names the link (`/proc/self/fd/<n>`): it leads to an unknown place.
+    swallow: bool,
+}
+
+impl Reading {
+    /// Takes one more component; the readings it leads to go to `out`.
+    fn step(mut self, part: &str, base: &Pattern, out: &mut Vec<Reading>) {
+        match part {
+            "" | "." => out.push(self),
+            ".." if self.swallow => out.push(unknown()),
+            ".." => {
+                if matches!(self.path.last(), Some(Comp::Glob(_))) {
+                    self.path.pop();
+                }
+                out.push(self);
+            }
+            _ if self.swallow => out.push(unknown()),
+            name => {
+                let comp = if name == "**" || name.chars().all(|c| c == UNKNOWN) {
+                    Comp::AnyDepth
+                } else {
+                    Comp::Glob(name.replace(UNKNOWN, "*"))
+                };
+                self.path.push(comp);
+                let aliases = links(&self.path, base);
+                let literal_too = aliases.iter().all(|a| a.literal_too);
+                for alias in aliases {
+                    out.push(alias.reading);
+                }
+                if literal_too {
+                    out.push(self);
+                }
+            }
+        }
+    }
+}
+
+/// A reading that leads to an unknown place.
+fn unknown() -> Reading {
+    Reading {
+        path: vec![Comp::AnyDepth],
+        swallow: false,
+    }
+}
+
+/// Where a path ending in a link leads.
+struct Alias {
+    reading: Reading,
+    /// Whether the path may also be read as written (its last component is a glob that may
+    /// name something else, the link an ordinary symlink, or the prefix unknown).
+    literal_too: bool,
+}
+
+/// The links `path` (just grown by one component) may end in. After an unknown part any
+/// link name may complete a magic link (`$X/root` with `X=/proc/1`).
+fn links(path: &Pattern, base: &Pattern) -> Vec<Alias> {
+    let Some((Comp::Glob(last), before)) = path.split_last() else {
+        return Vec::new();
+    };
+    let behind_unknown = before.contains(&Comp::AnyDepth);
+    let exact = !last.contains(['*', '?', '[']) && !behind_unknown;
+    let names = |n: &str| glob_match(last, n);
+    let anywhere = vec![Comp::AnyDepth];
+    let mut out = Vec::new();
+    let mut lead = |to: Pattern, swallow: bool| {
+        out.push(Alias {
+            reading: Reading {
+                path: if swallow { anywhere.clone() } else { to },
+                swallow,
+            },
+            literal_too: !exact,
+        });
+    };
+    // `/proc/P/L` or `/proc/P/task/T/L`.
+    let task_link = path.len() == 5 && matches!(&path[2], Comp::Glob(t) if glob_match(t, "task"));
+    if behind_unknown || (first_is(path, "proc") && (path.len() == 3 || task_link)) {
+        let this = !behind_unknown
+            && matches!(&path[1], Comp::Glob(p) if p == "self" || p == "thread-self");
+        if names("root") {
+            lead(if this { Vec::new() } else { anywhere.clone() }, false);
+        }
+        if names("cwd") {
+            lead(if this { base.clone() } else { anywhere.clone() }, false);
+        }
+        if names("exe") {
+            lead(anywhere.clone(), false);
+        }
+        if names("fd") || names("map_files") {
+            lead(Vec::new(), true);
+        }
+    }
+    if behind_unknown || (first_is(path, "dev") && path.len() == 2) {
+        if names("fd") {
+            lead(Vec::new(), true);
+        }
+        if ["stdin", "stdout", "stderr"].iter().any(|n| names(n)) {
+            lead(anywhere.clone(), false);
+        }
+    }
+    for (from, to) in SYSTEM_LINKS {
+        let literal = path.len() == from.len()
+            && path
+                .iter()
+                .zip(from.iter())
+                .all(|(c, f)| matches!(c, Comp::Glob(g) if g == f));
+        if literal {
+            out.push(Alias {
+                reading: Reading {
+                    path: to.iter().map(|t| Comp::Glob((*t).to_owned())).collect(),
+                    swallow: false,
+                },
+                literal_too: true,
+            });
+        }
+    }
+    out
+}
+
+/// Whether the first component of `path` may be `name`.
+fn first_is(path: &Pattern, name: &str) -> bool {
+    matches!(path.first(), Some(Comp::Glob(g)) if glob_match(g, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(patterns: &[Pattern]) -> Vec<String> {
+        patterns
+            .iter()
+            .map(|p| {
+                let parts: Vec<String> = p
+                    .iter()
+                    .map(|c| match c {
+                        Comp::Glob(g) => g.clone(),
+                        Comp::AnyDepth => "**".to_owned(),
+                    })
+                    .collect();
+                format!("/{}", parts.join("/"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spellings_of_proc_root_resolve_to_the_path_the_kernel_reaches() {
+        let cwd = pattern("/home/ada/x", None);
+        let resolved = |text: &str| shown(&resolve(text, Some(&cwd)));
+        for text in [
+            "/proc/self/root/home/ada",
+            "/proc/self/./root/home/ada",
+            "//proc/self/root/home/ada",
+            "/./proc/self/root/home/ada",
+            "/proc/./self/root/home/ada",
+            "/proc//self//root//home//ada/",
+            "/proc/thread-self/root/home/ada",
+            "/proc/self/task/7/root/home/ada",
+            "/proc/self/root/../../home/ada",
+            "/proc/self/root/proc/self/root/home/ada",
+            "/proc/x/../self/root/home/ada",
+        ] {
+            assert_eq!(resolved(text), ["/home/ada"], "{text}");
+        }
+        assert_eq!(resolved("/proc/self/cwd/.."), ["/home/ada"]);
+        assert_eq!(resolved("/proc/self/cwd"), ["/home/ada/x"]);
+        for unknown in [
+            "/proc/1/root/home/ada",
+            "/proc/1/cwd/home/ada",
+            "/proc/self/fd/3/home/ada",
+            "/proc/self/map_files/1-2/home/ada",
+            "/dev/fd/3/home/ada",
+        ] {
+            assert_eq!(resolved(unknown), ["/**/home/ada"], "{unknown}");
+        }
+        assert_eq!(
+            resolved("/proc/\u{1}/root/home/ada"),
+            ["/**/home/ada", "/proc/**/root/home/ada"]
+        );
+        assert_eq!(resolved("/dev/fd/3"), ["/**"]);
+        assert_eq!(resolved("/dev/stdin/.."), ["/**"]);
+        assert_eq!(resolved("/proc/*/root"), ["/**"]);
+        assert_eq!(
+            resolved("\u{1}/root/home/ada"),
+            ["/**/home/ada", "/**/root/home/ada"]
+        );
+        assert_eq!(resolved("/dev/s*"), ["/**", "/dev/s*"]);
+        assert_eq!(
+            resolved("/var/run/../home/ada"),
+            ["/home/ada", "/var/home/ada"]
+        );
+        assert_eq!(resolved("build/../out"), ["/home/ada/x/out"]);
+        assert_eq!(resolved("/proc/cpuinfo"), ["/proc/cpuinfo"]);
+    }
+
+    #[test]
+    fn directories_changed_to_are_followed_only_when_known() {
+        let dir = |text: &str, cwd: Option<&str>| resolve_dir(text, cwd);
+        assert_eq!(dir("build", Some("/w")).as_deref(), Some("/w/build"));
+        assert_eq!(dir("..", Some("/w")).as_deref(), Some("/"));
+        assert_eq!(
+            dir("/proc/self/./root/home", Some("/w")).as_deref(),
+            Some("/home")
+        );
+        assert_eq!(
+            dir("/proc/self/cwd/..", Some("/w/x")).as_deref(),
+            Some("/w")
+        );
+        assert_eq!(dir("/proc/1/root/home", Some("/w")), None);
+        assert_eq!(dir("/var/run/..", Some("/w")), None);
+        assert_eq!(dir("build", None), None);
+        assert_eq!(dir("/tmp", None).as_deref(), Some("/tmp"));
+    }
+}
