@@ -19,7 +19,9 @@ mod output;
 mod run;
 mod server;
 mod sessions;
+mod slots;
 pub mod tools;
 
 pub use server::{HttpLimits, HttpService, McpHttp, OiMcp, ServeError, http_service, serve_stdio};
 pub use sessions::{LiveSettings, MAX_SESSIONS, Sessions, fixed};
+pub use slots::{Slot, Slots};

@@ -80,6 +80,9 @@ pub(crate) async fn execute(
         Ok(Verdict::Block(reason)) => return refusal(reason),
         Err(_) => return refusal("oi blocked this code: it could not be judged."),
     }
+    if let Err(full) = sessions.hold_slot(call.session, &language.name) {
+        return refusal(full);
+    }
     let mut stream = Computer::run(&*computer, &language.name, call.code, &settings.computer);
     let mut collected = Collected::default();
     let started = Instant::now();

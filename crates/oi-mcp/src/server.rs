@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::run::{Execute, Progress, execute, refusal};
 use crate::sessions::{LiveSettings, Sessions};
+use crate::slots::Slots;
 use crate::tools;
 
 /// What `oi --mcp` could not do.
@@ -55,11 +56,12 @@ impl OiMcp {
     /// A connection's tools, with sessions built from `settings` and `parts` (oi-config's
     /// builder: the sandbox, limits and secrets of the settings).
     pub fn new(settings: Settings, parts: ComputerParts) -> OiMcp {
-        OiMcp::live(crate::sessions::fixed(settings), parts)
+        OiMcp::live(crate::sessions::fixed(settings), parts, Slots::unlimited())
     }
 
-    /// A connection's tools whose calls run under `settings` as they are at each call.
-    pub fn live(settings: LiveSettings, parts: ComputerParts) -> OiMcp {
+    /// A connection's tools whose calls run under `settings` as they are at each call, their
+    /// interpreters taking `slots`.
+    pub fn live(settings: LiveSettings, parts: ComputerParts, slots: Slots) -> OiMcp {
         let languages = parts
             .computer(&settings())
             .languages()
@@ -67,7 +69,7 @@ impl OiMcp {
             .map(|spec| spec.name.to_lowercase())
             .collect();
         OiMcp {
-            sessions: Arc::new(Sessions::new(settings, parts)),
+            sessions: Arc::new(Sessions::new(settings, parts, slots)),
             judge: oi_judge::judge(),
             languages: Arc::new(languages),
         }
@@ -238,10 +240,12 @@ pub async fn serve_stdio(settings: Settings) -> Result<(), ServeError> {
 /// The Streamable HTTP service [`McpHttp`] holds.
 pub type HttpService = StreamableHttpService<OiMcp, LocalSessionManager>;
 
-/// How many HTTP MCP sessions a server holds, and how long an idle one lives.
+/// How many HTTP MCP sessions and interpreters a server holds, and how long an idle session
+/// lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpLimits {
-    /// The most MCP sessions open at once.
+    /// The most MCP sessions open at once, and the most interpreters MCP calls have running
+    /// at once (each language of each session counts; stateless calls too).
     pub max_sessions: usize,
     /// An MCP session with no request for this long is closed (and its sessions ended).
     pub idle: Duration,
@@ -261,8 +265,7 @@ pub struct McpHttp {
     service: HttpService,
     manager: Arc<LocalSessionManager>,
     limits: HttpLimits,
-    /// Held while a new MCP session is admitted, so two cannot both take the last place.
-    admission: tokio::sync::Mutex<()>,
+    slots: Slots,
 }
 
 impl std::fmt::Debug for McpHttp {
@@ -284,10 +287,16 @@ impl McpHttp {
         self.manager.sessions.read().await.len()
     }
 
-    /// Room for one more MCP session: a guard to hold while the `initialize` request is
-    /// served; the sentence to answer when the server is full.
-    pub async fn admit(&self) -> Result<tokio::sync::MutexGuard<'_, ()>, String> {
-        let guard = self.admission.lock().await;
+    /// The interpreters MCP calls have running now.
+    pub fn interpreters(&self) -> usize {
+        self.slots.taken()
+    }
+
+    /// Whether there is room for one more (stateful) MCP session; the sentence to answer when
+    /// the server is full. Nothing is held while the request is served: an idle MCP session
+    /// costs little, and what costs — an interpreter — takes a slot of its own when it starts
+    /// ([`Slots`]), whatever session header a request carries.
+    pub async fn admit(&self) -> Result<(), String> {
         let open = self.open_sessions().await;
         if open >= self.limits.max_sessions {
             return Err(format!(
@@ -295,13 +304,14 @@ impl McpHttp {
                 self.limits.idle.as_secs()
             ));
         }
-        Ok(guard)
+        Ok(())
     }
 }
 
 /// The Streamable HTTP service for oi-server's `/mcp`: one [`OiMcp`] (own sessions) per MCP
 /// session, its sessions ended when the MCP session closes (a `DELETE`, or `limits.idle`
-/// without a request), at most `limits.max_sessions` at once ([`McpHttp::admit`]). Calls run
+/// without a request), at most `limits.max_sessions` MCP sessions ([`McpHttp::admit`]) and
+/// as many interpreters ([`Slots`]) at once. Calls run
 /// under `settings` as they are at each call (the server's live settings). Host and Origin
 /// are checked by oi-server's own door before a request gets here, so rmcp's loopback-only
 /// Host check is off (it would refuse a server bound to another address that oi-server
@@ -315,7 +325,8 @@ pub fn http_service(
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(shutdown);
-    let template = OiMcp::live(settings, parts);
+    let slots = Slots::limited(limits.max_sessions);
+    let template = OiMcp::live(settings, parts, slots.clone());
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(limits.idle);
     let manager = Arc::new(manager);
@@ -325,6 +336,6 @@ pub fn http_service(
         service,
         manager,
         limits,
-        admission: tokio::sync::Mutex::new(()),
+        slots,
     }
 }

@@ -12,6 +12,8 @@ use oi_config::ComputerParts;
 use oi_core::Settings;
 use oi_core::computer::Computer;
 
+use crate::slots::{Slot, Slots};
+
 /// The most sessions one connection may hold at once (each may run an interpreter per
 /// language): a caller cannot make oi start processes without bound.
 pub const MAX_SESSIONS: usize = 16;
@@ -27,11 +29,19 @@ pub fn fixed(settings: Settings) -> LiveSettings {
     Arc::new(move || settings.clone())
 }
 
+/// One open session: its computer, and a slot for each language whose interpreter it
+/// started.
+struct Open {
+    computer: Arc<LocalComputer>,
+    slots: BTreeMap<String, Slot>,
+}
+
 /// One connection's sessions, by name.
 pub struct Sessions {
     settings: LiveSettings,
     parts: ComputerParts,
-    open: Mutex<BTreeMap<String, Arc<LocalComputer>>>,
+    slots: Slots,
+    open: Mutex<BTreeMap<String, Open>>,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -44,18 +54,23 @@ impl std::fmt::Debug for Sessions {
 
 impl Sessions {
     /// No sessions yet; each will be built with `parts` and run under `settings` as they are
-    /// at each call.
-    pub fn new(settings: LiveSettings, parts: ComputerParts) -> Sessions {
+    /// at each call; their interpreters take `slots`.
+    pub fn new(settings: LiveSettings, parts: ComputerParts, slots: Slots) -> Sessions {
         Sessions {
             settings,
             parts,
+            slots,
             open: Mutex::new(BTreeMap::new()),
         }
     }
 
-    /// No sessions, built like these.
+    /// No sessions, built like these, sharing their slots.
     pub fn empty_like(&self) -> Sessions {
-        Sessions::new(Arc::clone(&self.settings), self.parts.clone())
+        Sessions::new(
+            Arc::clone(&self.settings),
+            self.parts.clone(),
+            self.slots.clone(),
+        )
     }
 
     /// The settings the sessions run under now.
@@ -74,8 +89,8 @@ impl Sessions {
     pub fn get_or_open(&self, name: &str) -> Result<Arc<LocalComputer>, String> {
         check_name(name)?;
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(computer) = open.get(name) {
-            return Ok(Arc::clone(computer));
+        if let Some(session) = open.get(name) {
+            return Ok(Arc::clone(&session.computer));
         }
         if open.len() >= MAX_SESSIONS {
             return Err(format!(
@@ -83,14 +98,33 @@ impl Sessions {
             ));
         }
         let computer = Arc::new(self.parts.computer(&self.settings()));
-        open.insert(name.to_owned(), Arc::clone(&computer));
+        let session = Open {
+            computer: Arc::clone(&computer),
+            slots: BTreeMap::new(),
+        };
+        open.insert(name.to_owned(), session);
         Ok(computer)
+    }
+
+    /// Holds a slot for `language`'s interpreter in session `name` (taken on its first run,
+    /// kept until the session ends); the sentence to answer when every slot is taken or the
+    /// session is not open.
+    pub fn hold_slot(&self, name: &str, language: &str) -> Result<(), String> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(session) = open.get_mut(name) else {
+            return Err(format!("Session {name} was reset meanwhile; call again."));
+        };
+        if !session.slots.contains_key(language) {
+            let slot = self.slots.take()?;
+            session.slots.insert(language.to_owned(), slot);
+        }
+        Ok(())
     }
 
     /// The computer of session `name` if it is open.
     pub fn get(&self, name: &str) -> Option<Arc<LocalComputer>> {
         let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        open.get(name).cloned()
+        open.get(name).map(|session| Arc::clone(&session.computer))
     }
 
     /// Ends session `name` and every process it started; whether it was open.
@@ -100,8 +134,10 @@ impl Sessions {
             open.remove(name)
         };
         match computer {
-            Some(computer) => {
-                computer.terminate().await;
+            Some(session) => {
+                // The slots are given back once the interpreters have ended.
+                session.computer.terminate().await;
+                drop(session.slots);
                 true
             }
             None => false,

@@ -142,22 +142,18 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
     let Some(mcp) = state.mcp.clone() else {
         return not_found_response();
     };
+    // A POST without a session header may open an MCP session: refused when the server holds
+    // its limit. Nothing is held while the request runs; the interpreters a call starts are
+    // capped by oi-mcp's slots, whatever the headers say.
     let opens_one = request.method() == axum::http::Method::POST
         && !request.headers().contains_key("mcp-session-id");
-    let _admitted = if opens_one {
-        match mcp.admit().await {
-            Ok(guard) => Some(guard),
-            Err(full) => {
-                return (
-                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                    Json(json!({"error": full})),
-                )
-                    .into_response();
-            }
-        }
-    } else {
-        None
-    };
+    if opens_one && let Err(full) = mcp.admit().await {
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"error": full})),
+        )
+            .into_response();
+    }
     match mcp.service().oneshot(request).await {
         Ok(response) => response.into_response(),
         Err(never) => match never {},
