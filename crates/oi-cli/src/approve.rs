@@ -1,7 +1,9 @@
 //! Asking before code runs: "Would you like to run this code? (y/n)", `e` to edit it in
 //! `$EDITOR` first, and safe mode's semgrep scan (spec e.6). Any other answer is asked
 //! again (a stray key never decides); end of input declines. Code holding control or invisible
-//! characters (shown as `␍`, `␛`, `<U+202E>` …) gets a warning before the question.
+//! characters (shown as `␍`, `␛`, `<U+E0041>` …) gets a warning that counts and names them
+//! before the question. On a terminal, keys typed before a question is shown (while the reply
+//! still streamed) are discarded: they never answer it.
 
 use std::io::Write;
 use std::process::Command;
@@ -9,10 +11,11 @@ use std::process::Command;
 use oi_core::{CodeContent, Decision, SafeMode};
 
 use crate::input::{LineSource, Read};
-use crate::sanitize::{Carriage, Sanitizer, has_hidden_characters, show_code};
+use crate::sanitize::{Carriage, Sanitizer, show_code, warning};
 
-/// Said before the question when the code holds characters a terminal would not show.
-const HIDDEN_WARNING: &str = "  Warning: this code contains control or invisible characters (shown above as ␍ for a carriage return, ␛ for an escape, <U+…> for others). On a terminal they can hide part of a line: read the code as shown here before you answer.";
+/// Ends the warning said before the question when the code holds characters a terminal
+/// would not show (see [`oi_core::visible::warning`]).
+const HIDDEN_ADVICE: &str = "On a terminal they can hide part of a line or a whole payload: read the code as shown here before you answer.";
 
 /// What the user answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,20 +125,20 @@ pub fn ask(
         SafeMode::Off => false,
         SafeMode::Auto => true,
         SafeMode::Ask => {
+            source.discard_typeahead();
             matches!(source.read_line(&format!("\n{indent}Would you like to scan this code? (y/n)\n\n{indent}")), Read::Line(l) if l.trim().eq_ignore_ascii_case("y"))
         }
     };
     if scan_it {
         scan(code, out);
     }
-    if has_hidden_characters(&code.content) {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            crate::doc::wrapped(HIDDEN_WARNING.trim_start(), "  ")
-        );
+    if let Some(warning) = warning(&code.content) {
+        let text = format!("Warning: {warning}. {HIDDEN_ADVICE}");
+        let _ = writeln!(out, "\n{}", crate::doc::wrapped(&text, "  "));
         let _ = out.flush();
     }
+    // Only keys typed after the question is shown answer it.
+    source.discard_typeahead();
     loop {
         let question = format!("\n{indent}Would you like to run this code? (y/n)\n\n{indent}");
         let line = match source.read_line(&question) {

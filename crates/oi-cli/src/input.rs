@@ -1,7 +1,7 @@
 //! Where the terminal program reads lines from: a line editor with history on a terminal, plain
 //! standard input in a pipe.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use rustyline::error::ReadlineError;
@@ -24,6 +24,18 @@ pub trait LineSource {
     fn read_line(&mut self, prompt: &str) -> Read;
     /// Remembers a line in the history (no-op for pipes).
     fn remember(&mut self, _line: &str) {}
+    /// Forgets what was typed but not read yet, before a question that only keys pressed
+    /// after it is shown may answer (no-op unless standard input is a terminal).
+    fn discard_typeahead(&mut self) {}
+}
+
+/// Discards the input typed on the terminal and not read yet (`tcflush(TCIFLUSH)`): keys
+/// pressed while the reply still streamed. Input piped to oi is never touched.
+fn discard_terminal_typeahead() {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let _ = rustix::termios::tcflush(&stdin, rustix::termios::QueueSelector::IFlush);
+    }
 }
 
 /// Standard input without editing (pipes, tests).
@@ -38,6 +50,10 @@ impl LineSource for Stdin {
             Ok(0) | Err(_) => Read::Eof,
             Ok(_) => Read::Line(line.trim_end_matches(['\n', '\r']).to_owned()),
         }
+    }
+
+    fn discard_typeahead(&mut self) {
+        discard_terminal_typeahead();
     }
 }
 
@@ -65,6 +81,10 @@ impl LineSource for Editor {
             Err(ReadlineError::Interrupted) => Read::Interrupted,
             Err(_) => Read::Eof,
         }
+    }
+
+    fn discard_typeahead(&mut self) {
+        discard_terminal_typeahead();
     }
 
     fn remember(&mut self, line: &str) {

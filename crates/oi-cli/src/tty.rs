@@ -17,7 +17,7 @@ use crate::highlight::{CodeColours, Grammars};
 use crate::markdown;
 use crate::message_lines::MessageLines;
 use crate::output_panel::{OutputPanel, frame};
-use crate::sanitize::{Carriage, Sanitizer, show_code};
+use crate::sanitize::{Carriage, CodeView, Sanitizer, show_code};
 use crate::screen::Screen;
 use crate::style::{CODE, MUTED, NORMAL, Span};
 use crate::term::Size;
@@ -36,6 +36,8 @@ enum Block {
     Code {
         colours: CodeColours,
         pending: String,
+        /// Shows the code as it streams (a combining mark cut from its base stays shown).
+        view: CodeView,
     },
     Output(OutputPanel),
 }
@@ -342,6 +344,7 @@ impl TtyRenderer {
             self.block = Block::Code {
                 colours: CodeColours::new(&self.grammars, &language),
                 pending: String::new(),
+                view: CodeView::new(),
             };
             return out;
         }
@@ -357,9 +360,13 @@ impl TtyRenderer {
             self.block = Block::Code {
                 colours: CodeColours::new(&self.grammars, &language),
                 pending: String::new(),
+                view: CodeView::new(),
             };
         }
-        let text = show_code(chunk.text().unwrap_or(""));
+        let text = match &mut self.block {
+            Block::Code { view, .. } => view.push(chunk.text().unwrap_or("")),
+            _ => show_code(chunk.text().unwrap_or("")),
+        };
         let mut out = String::new();
         for piece in text.split_inclusive('\n') {
             let (body, complete) = match piece.strip_suffix('\n') {
@@ -385,7 +392,10 @@ impl TtyRenderer {
     fn complete_code_line(&mut self, newline: bool) -> String {
         let cols = self.screen.cols();
         let gutter = self.gutter();
-        let Block::Code { colours, pending } = &mut self.block else {
+        let Block::Code {
+            colours, pending, ..
+        } = &mut self.block
+        else {
             return String::new();
         };
         let line = std::mem::take(pending);
