@@ -199,7 +199,7 @@ async fn chat_approve_stream_reload_stop_and_a_hostile_reply_in_chromium() {
         "the text before the code is Markdown"
     );
     // Run: the output in its own panel, then the answer, streamed and rendered.
-    browser.click(".approval.pending .run").await;
+    browser.click(".approval.pending .run:enabled").await;
     browser
         .wait_for(
             "[...document.querySelectorAll('.panel.output pre')].some(p => p.textContent.includes('42'))",
@@ -265,7 +265,7 @@ async fn chat_approve_stream_reload_stop_and_a_hostile_reply_in_chromium() {
             "the sleep's approval",
         )
         .await;
-    browser.click(".approval.pending .run").await;
+    browser.click(".approval.pending .run:enabled").await;
     browser
         .wait_for(
             "[...document.querySelectorAll('.panel.output pre')].some(p => p.textContent.includes('sleeping')) && !document.getElementById('stop').hidden",
@@ -342,7 +342,7 @@ async fn chat_approve_stream_reload_stop_and_a_hostile_reply_in_chromium() {
             "the display code's approval",
         )
         .await;
-    browser.click(".approval.pending .run").await;
+    browser.click(".approval.pending .run:enabled").await;
     browser
         .wait_for(
             "document.querySelector('.panel.output img') && document.querySelector('.panel.output iframe')",

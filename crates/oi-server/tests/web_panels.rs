@@ -1,7 +1,7 @@
 //! The web page's code and output panels (issue 27), in real headless Chromium against the
 //! real `oi-server` binary and the scripted model: long output capped with "Show all",
 //! Decline (the code does not run: a file it would write is never written), Edit (the edited
-//! code is what runs, after its own approval), the keyboard (Enter on the focused Run, Escape
+//! code is what runs, after its own approval), the keyboard (Shift+Tab to Run and Enter, Escape
 //! stops), and the dark and light colour schemes.
 //!
 //! Slow, so ignored by `cargo test`: run with `cargo xtask web-tests`. Without chromium and
@@ -15,7 +15,7 @@ mod webdriver;
 use oi_testkit::{Reply, Script, ScriptedServer};
 use process::Launch;
 use serde_json::{Value, json};
-use webdriver::{Browser, ENTER, ESCAPE};
+use webdriver::{Browser, ENTER, ESCAPE, SHIFT, TAB};
 
 const CONNECTED: &str = "document.getElementById('status').textContent === 'connected'";
 const IDLE: &str = "document.getElementById('stop').hidden";
@@ -59,6 +59,26 @@ fn model_script() -> Script {
         }
         Reply::text("Hello.")
     })
+}
+
+/// Waits for the approval, then reaches Run from the message box with Shift+Tab, as a
+/// keyboard user does (the page never puts the focus on Run by itself).
+async fn tab_to_run(browser: &Browser) {
+    browser.wait_for(PENDING, 15, "the approval").await;
+    browser
+        .wait_for(
+            "document.activeElement === document.getElementById('input') && !document.querySelector('.approval.pending .run').disabled",
+            5,
+            "Run to be ready, the focus still in the message box",
+        )
+        .await;
+    for _ in 0..3 {
+        browser.press_together(&[SHIFT, TAB]).await;
+    }
+    let focused = browser
+        .js("return document.activeElement.className;", json!([]))
+        .await;
+    assert_eq!(focused, json!("primary run"));
 }
 
 async fn send(browser: &Browser, text: &str) {
@@ -106,16 +126,10 @@ async fn long_output_decline_edit_and_dark_mode_in_chromium() {
     );
 
     // Long output: the last 8 000 characters, and a button that shows all of it. With the
-    // keyboard: Run has the focus when the code asks, and Enter runs it.
+    // keyboard: the focus stays in the message box when the code asks; Shift+Tab three times
+    // (Edit, Decline, Run) reaches Run, and Enter runs it.
     send(&browser, "long output please").await;
-    browser.wait_for(PENDING, 15, "the approval").await;
-    browser
-        .wait_for(
-            "document.activeElement.classList.contains('run')",
-            5,
-            "Run to have the focus",
-        )
-        .await;
+    tab_to_run(&browser).await;
     browser.press(ENTER).await;
     browser
         .wait_for(
@@ -146,7 +160,7 @@ async fn long_output_decline_edit_and_dark_mode_in_chromium() {
 
     // Escape in the message box stops what runs.
     send(&browser, "sleep a while").await;
-    browser.wait_for(PENDING, 15, "the approval").await;
+    tab_to_run(&browser).await;
     browser.press(ENTER).await;
     browser
         .wait_for(
@@ -202,7 +216,7 @@ async fn long_output_decline_edit_and_dark_mode_in_chromium() {
             "the edited code, waiting for approval",
         )
         .await;
-    browser.click(".approval.pending .run").await;
+    browser.click(".approval.pending .run:enabled").await;
     browser
         .wait_for(
             &format!("{IDLE} && [...document.querySelectorAll('.panel.output pre')].some(p => p.textContent.includes('edited 42'))"),

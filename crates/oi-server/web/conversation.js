@@ -173,6 +173,34 @@ function handleChunk(c) {
 }
 
 // ---- Approval -------------------------------------------------------------------------------
+//
+// Only a person approves code. No approval control ever takes the focus by itself: the code's
+// arrival leaves the focus where the user put it (typing in the message box goes on there), and
+// no keyboard shortcut of the page approves (app.js: Enter sends, Escape stops). Run acts only
+// on a real (trusted) click, and
+// - not in its first ARM_MS (it is disabled until then): a click meant for something else, as
+//   the log scrolls to the new block, does not land on Run;
+// - a click made with the keyboard (Enter or Space on the button: `detail` is 0) counts only
+//   when the user gave Run its focus, with Tab / Shift+Tab or a pointer press on it; a focus
+//   that came any other way (a script, a future bug) never turns the next key into an approval.
+
+const ARM_MS = 600;
+let lastTab = -Infinity;
+document.addEventListener("keydown", (event) => { if (event.key === "Tab") lastTab = performance.now(); }, true);
+
+// Calls `act` when the user really activates `run` (the rules above); otherwise says how to.
+function guardRun(run, act, note) {
+  let given = false;
+  run.disabled = true;
+  setTimeout(() => { run.disabled = false; }, ARM_MS);
+  run.addEventListener("pointerdown", () => { given = true; });
+  run.addEventListener("focus", () => { given = given || performance.now() - lastTab < 100; });
+  run.addEventListener("blur", () => { given = false; });
+  run.addEventListener("click", (event) => {
+    if (event.isTrusted && (event.detail > 0 || given)) act();
+    else note.textContent = "To run this code, click Run (or reach it with Tab and press Enter).";
+  });
+}
 
 function askApproval(request) {
   let block = app.lastCode;
@@ -182,12 +210,13 @@ function askApproval(request) {
     append(block.panel);
     app.lastCode = block;
   }
-  const bar = el("div", { class: "approval pending" });
+  const bar = el("div", { class: "approval pending", tabindex: "-1" });
   const done = (text) => { bar.classList.remove("pending"); bar.replaceChildren(el("span", { text })); };
   const run = el("button", { type: "button", class: "primary run", text: "Run" });
   const decline = el("button", { type: "button", class: "decline", text: "Decline" });
   const edit = el("button", { type: "button", class: "edit", text: "Edit" });
-  run.addEventListener("click", () => { if (sendInput("command", "go")) done("Approved."); });
+  const note = el("span", { text: "This code waits for your approval." });
+  guardRun(run, () => { if (sendInput("command", "go")) done("Approved."); }, note);
   decline.addEventListener("click", () => { if (sendInput("command", "stop")) done("Declined: the code was not run."); });
   edit.addEventListener("click", () => {
     const area = el("textarea", { class: "edit", "aria-label": "Edit the code", spellcheck: "false" });
@@ -197,7 +226,8 @@ function askApproval(request) {
     block.panel.insertBefore(area, bar);
     const send = el("button", { type: "button", class: "primary", text: "Ask to run the edited code" });
     const cancel = el("button", { type: "button", text: "Cancel" });
-    cancel.addEventListener("click", () => { area.remove(); pre.hidden = false; bar.replaceChildren(run, decline, edit, note); run.focus(); });
+    // Back to the buttons; the focus goes to the bar (never to Run), so Tab reaches Run next.
+    cancel.addEventListener("click", () => { area.remove(); pre.hidden = false; bar.replaceChildren(run, decline, edit, note); bar.focus(); });
     send.addEventListener("click", () => {
       const fence = "```";
       const text = "Run this code instead of the block above:\n" + fence + block.lang + "\n" + area.value + "\n" + fence;
@@ -209,11 +239,9 @@ function askApproval(request) {
     bar.replaceChildren(send, cancel);
     area.focus();
   });
-  const note = el("span", { text: "This code waits for your approval." });
   bar.append(run, decline, edit, note);
   block.panel.append(bar);
   if (log().scrollHeight) log().scrollTop = log().scrollHeight;
-  run.focus();
 }
 
 function retirePendingApprovals() {

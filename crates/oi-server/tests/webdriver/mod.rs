@@ -27,6 +27,8 @@ pub const SHIFT: &str = "\u{E008}";
 pub const RELEASE: &str = "\u{E000}";
 /// Escape.
 pub const ESCAPE: &str = "\u{E00C}";
+/// Tab.
+pub const TAB: &str = "\u{E004}";
 
 /// A running chromedriver and one browser session; both end when dropped.
 pub struct Browser {
@@ -300,6 +302,36 @@ impl Browser {
         ]}]});
         let answer = self.post("/actions", actions).await;
         assert!(answer.is_null(), "press {key:?}: {answer}");
+    }
+
+    /// Presses `keys` together (held down in order, released in reverse), wherever the focus
+    /// is: `press_together(&[SHIFT, TAB])` is Shift+Tab.
+    pub async fn press_together(&self, keys: &[&str]) {
+        let down = keys.iter().map(|k| json!({"type": "keyDown", "value": k}));
+        let up = keys
+            .iter()
+            .rev()
+            .map(|k| json!({"type": "keyUp", "value": k}));
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard",
+            "actions": down.chain(up).collect::<Vec<_>>()}]});
+        let answer = self.post("/actions", actions).await;
+        assert!(answer.is_null(), "press {keys:?}: {answer}");
+    }
+
+    /// Types `text` key by key wherever the focus is, as a user at the keyboard does (unlike
+    /// [`Browser::type_into`], which first puts the focus into an element).
+    pub async fn keys(&self, text: &str) {
+        let strokes = text.chars().flat_map(|c| {
+            let key = c.to_string();
+            [
+                json!({"type": "keyDown", "value": key}),
+                json!({"type": "keyUp", "value": key}),
+            ]
+        });
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard",
+            "actions": strokes.collect::<Vec<_>>()}]});
+        let answer = self.post("/actions", actions).await;
+        assert!(answer.is_null(), "keys {text:?}: {answer}");
     }
 
     /// Runs a Chrome DevTools Protocol command (chromedriver's `goog/cdp/execute`), e.g.

@@ -1,0 +1,209 @@
+//! Attacks on the approval of code in the web page (issue 34), in real headless Chromium
+//! against the real `oi-server` binary (without `-y`: code waits for approval) and the
+//! scripted model.
+//!
+//! - Typing approves code: the user keeps typing the next message while an answer streams;
+//!   the code block arrives mid-typing. Nothing runs, the typed text stays in the message box,
+//!   a focus given to Run by a script does not let a key approve, and a real click does run.
+//!
+//! Slow, so ignored by `cargo test`: run with `cargo xtask web-tests`. Without chromium and
+//! chromium-driver the tests skip, saying why, unless `OI_TEST_REQUIRE_ALL=1`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod process;
+mod webdriver;
+
+use std::time::{Duration, Instant};
+
+use oi_testkit::{Ending, Reply, Script, ScriptedServer};
+use process::{Launch, eventually};
+use serde_json::{Value, json};
+use webdriver::{Browser, ENTER};
+
+const CONNECTED: &str = "document.getElementById('status').textContent === 'connected'";
+const IDLE: &str = "document.getElementById('stop').hidden";
+const PENDING: &str = "document.querySelectorAll('.approval.pending').length === 1";
+
+/// The payload, as Unicode tag characters (U+E0000 + each ASCII character).
+fn tags(text: &str) -> String {
+    text.chars()
+        .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+        .collect()
+}
+
+/// Code in `language` as the model would send it: a tool call, or a fenced block in text
+/// mode; the stream stalls `stall` between the text and the code.
+fn code_in(body: &Value, language: &str, before: &str, source: &str, stall: Duration) -> Reply {
+    let tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let reply = if tools {
+        Reply::tool_call(language, source).with_text_before(before)
+    } else {
+        Reply::text_pieces([before.to_owned(), format!("\n```{language}\n{source}\n```")])
+    };
+    // The events: the role, the text, then the code.
+    reply.ending(Ending::StallAfter(2, stall))
+}
+
+/// The scripted model: answers by what it was last sent.
+fn model_script() -> Script {
+    Script::responder(|body| {
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_default();
+        let role = last["role"].as_str().unwrap_or_default();
+        let text = webdriver::text_of(&last);
+        if role == "tool"
+            || role == "function"
+            || text.starts_with("Code output:")
+            || text.starts_with("The code above was executed")
+        {
+            return Reply::text("Done.");
+        }
+        let quick = Duration::ZERO;
+        if text.contains("marker") {
+            let source = "open('marker.txt', 'w').write('ran')\nprint('wrote the marker')";
+            let stall = Duration::from_millis(1500);
+            return code_in(
+                body,
+                "python",
+                "Writing the marker file now.",
+                source,
+                stall,
+            );
+        }
+        if text.contains("tags") {
+            let source = format!(
+                "exec(''.join(chr(ord(c)-0xE0000) for c in '{}'))",
+                tags("open('tagged.txt', 'w')")
+            );
+            return code_in(body, "python", "Harmless.", &source, quick);
+        }
+        if text.contains("blanks") {
+            let source = format!("print('hello'){};open('blank.txt', 'w')", " ".repeat(400));
+            return code_in(body, "python", "Harmless.", &source, quick);
+        }
+        if text.contains("shell") {
+            return code_in(body, "shell", "Listing.", "ls -la notes#; touch X", quick);
+        }
+        if text.contains("override") {
+            let source = "name = 'report\u{202E}txt.exe'\nprint(name)";
+            return code_in(body, "python", "Naming.", source, quick);
+        }
+        Reply::text("Hello.")
+    })
+}
+
+async fn send(browser: &Browser, text: &str) {
+    browser.type_into("#input", text).await;
+    browser.type_into("#input", ENTER).await;
+}
+
+/// What the page shows of the approval: whether it said "Approved.", how many blocks wait,
+/// which element has the focus, what the message box holds.
+async fn approval_state(browser: &Browser) -> Value {
+    browser
+        .js(
+            "return {approved: document.body.textContent.includes('Approved.'), pending: document.querySelectorAll('.approval.pending').length, focus: document.activeElement.id || document.activeElement.className, input: document.getElementById('input').value};",
+            json!([]),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
+async fn typing_through_the_arrival_of_code_never_approves_it_in_chromium() {
+    if webdriver::skip_reason().is_some() {
+        return;
+    }
+    let model = ScriptedServer::start(model_script()).await.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let marker = work.path().join("marker.txt");
+    let server = Launch::new(&model.base_url())
+        .asking()
+        .cwd(work.path())
+        .start();
+    let browser = Browser::start().await;
+    browser.goto(&format!("http://{}/", server.addr())).await;
+    browser.wait_for(CONNECTED, 15, "the socket").await;
+
+    // The user sends a message and goes on typing the next one, spaces and all, key by key
+    // wherever the focus is, while the answer streams, through the code's arrival and well
+    // past it (the old page moved the focus to Run, and the next space ran the code).
+    send(&browser, "write the marker").await;
+    let mut typed = String::new();
+    let mut arrived: Option<Instant> = None;
+    let started = Instant::now();
+    while arrived.is_none_or(|at| at.elapsed() < Duration::from_millis(1500)) {
+        browser.keys("and then ").await;
+        typed.push_str("and then ");
+        if arrived.is_none()
+            && browser.js(&format!("return {PENDING};"), json!([])).await == json!(true)
+        {
+            arrived = Some(Instant::now());
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no code came");
+    }
+    assert!(
+        typed.len() > 100,
+        "typed before and after the code came: {typed:?}"
+    );
+    assert_eq!(
+        approval_state(&browser).await,
+        json!({"approved": false, "pending": 1, "focus": "input", "input": typed}),
+        "the code waits, the typing went on in the message box"
+    );
+
+    // A focus on Run that the user did not give (a script's), then Space and Enter: refused;
+    // so is a click made by script.
+    browser
+        .js(
+            "document.querySelector('.approval.pending .run').focus();",
+            json!([]),
+        )
+        .await;
+    browser.press(" ").await;
+    browser.press(ENTER).await;
+    browser
+        .js(
+            "document.querySelector('.approval.pending .run').click();",
+            json!([]),
+        )
+        .await;
+    let refused = browser
+        .js(
+            "const bar = document.querySelector('.approval.pending'); return {pending: !!bar, note: bar && bar.querySelector('span').textContent};",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        refused,
+        json!({"pending": true, "note": "To run this code, click Run (or reach it with Tab and press Enter)."})
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!marker.exists(), "the code ran without a person's approval");
+    assert_eq!(model.request_count(), 1, "nothing went back to the model");
+
+    // A real click runs it; the half-typed message is still there.
+    browser.click(".approval.pending .run:enabled").await;
+    browser
+        .wait_for(
+            &format!("{IDLE} && document.body.textContent.includes('Approved.') && [...document.querySelectorAll('.panel.output pre')].some(p => p.textContent.includes('wrote the marker'))"),
+            20,
+            "the approved code's output",
+        )
+        .await;
+    assert!(eventually(Duration::from_secs(5), || marker.exists()).await);
+    assert_eq!(
+        browser
+            .js("return document.getElementById('input').value;", json!([]))
+            .await,
+        json!(typed)
+    );
+    browser.quit().await;
+}
