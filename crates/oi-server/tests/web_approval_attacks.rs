@@ -5,6 +5,10 @@
 //! - Typing approves code: the user keeps typing the next message while an answer streams;
 //!   the code block arrives mid-typing. Nothing runs, the typed text stays in the message box,
 //!   a focus given to Run by a script does not let a key approve, and a real click does run.
+//! - Code shown for approval hides its payload: Unicode tag characters (escaped, with a
+//!   warning naming them), a payload after 400 blanks (the code wraps: it shows inside the
+//!   panel), `ls -la notes#; touch X` (never coloured as a comment), a right-to-left override
+//!   (escaped); and the page's escaping agrees with oi-core's rule on its shared test vectors.
 //!
 //! Slow, so ignored by `cargo test`: run with `cargo xtask web-tests`. Without chromium and
 //! chromium-driver the tests skip, saying why, unless `OI_TEST_REQUIRE_ALL=1`.
@@ -14,6 +18,7 @@
 mod process;
 mod webdriver;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use oi_testkit::{Ending, Reply, Script, ScriptedServer};
@@ -189,6 +194,24 @@ async fn typing_through_the_arrival_of_code_never_approves_it_in_chromium() {
     assert!(!marker.exists(), "the code ran without a person's approval");
     assert_eq!(model.request_count(), 1, "nothing went back to the model");
 
+    // Edit, then Cancel: the focus goes back to the buttons' bar, not to Run, and a space
+    // there approves nothing.
+    browser.click(".approval.pending .edit").await;
+    browser
+        .click(".approval.pending button:not(.primary)")
+        .await;
+    browser.press(" ").await;
+    let after_cancel = browser
+        .js(
+            "const bar = document.querySelector('.approval.pending'); return {focus: document.activeElement === bar, buttons: [...bar.querySelectorAll('button')].map((b) => b.textContent)};",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        after_cancel,
+        json!({"focus": true, "buttons": ["Run", "Decline", "Edit"]})
+    );
+
     // A real click runs it; the half-typed message is still there.
     browser.click(".approval.pending .run:enabled").await;
     browser
@@ -205,5 +228,189 @@ async fn typing_through_the_arrival_of_code_never_approves_it_in_chromium() {
             .await,
         json!(typed)
     );
+    browser.quit().await;
+}
+
+/// Sends `message`, waits for its code to ask for approval, returns what the page shows of
+/// it, then declines it (and waits for the turn to end).
+async fn shown_for_approval(browser: &Browser, message: &str) -> Value {
+    send(browser, message).await;
+    browser.wait_for(PENDING, 15, "the approval").await;
+    let shown = browser
+        .js(
+            r"const panel = document.querySelector('.approval.pending').closest('.panel');
+const pre = panel.querySelector('pre');
+const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+return {
+  text: pre.textContent,
+  escapes: [...pre.querySelectorAll('.esc')].map((e) => e.textContent).join(''),
+  warning: panel.querySelector('.warn') ? panel.querySelector('.warn').textContent : null,
+  comments: [...pre.querySelectorAll('.tok-com')].map((e) => e.textContent),
+  pre: box(pre),
+  overflows: pre.scrollWidth > pre.clientWidth,
+  strings: [...pre.querySelectorAll('.tok-str')].map((e) => ({text: e.textContent, box: box(e)})),
+};",
+            json!([]),
+        )
+        .await;
+    browser.click(".approval.pending .decline").await;
+    browser.wait_for(IDLE, 15, "the declined turn to end").await;
+    shown
+}
+
+/// The test vectors oi-core's rule and the page share: `{"vectors": [{"name", "input",
+/// "shown", "hidden"}]}` (`hidden`: how many characters are escaped).
+fn vectors() -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oi-core/tests/visible_vectors.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file: Value = serde_json::from_str(&text).unwrap();
+    file["vectors"].as_array().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
+async fn code_for_approval_shows_what_it_hides_in_chromium() {
+    if webdriver::skip_reason().is_some() {
+        return;
+    }
+    let model = ScriptedServer::start(model_script()).await.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = Launch::new(&model.base_url())
+        .asking()
+        .cwd(work.path())
+        .start();
+    let browser = Browser::start().await;
+    browser.goto(&format!("http://{}/", server.addr())).await;
+    browser.wait_for(CONNECTED, 15, "the socket").await;
+
+    // Unicode tag characters: each one an escape, and a warning that names them.
+    let shown = shown_for_approval(&browser, "tags").await;
+    let payload = tags("open('tagged.txt', 'w')");
+    let escaped: String = payload
+        .chars()
+        .map(|c| format!("<U+{:04X}>", c as u32))
+        .collect();
+    assert_eq!(
+        shown["text"],
+        json!(format!(
+            "exec(''.join(chr(ord(c)-0xE0000) for c in '{escaped}'))"
+        ))
+    );
+    assert_eq!(shown["escapes"], json!(escaped));
+    assert_eq!(
+        shown["warning"],
+        json!(
+            "This code holds characters you would not see; they are shown as escapes: 23 Unicode tag characters (<U+E006F> …)."
+        )
+    );
+
+    // 400 blanks, then the payload: the code wraps, the payload is inside the panel.
+    let shown = shown_for_approval(&browser, "blanks").await;
+    assert_eq!(shown["overflows"], json!(false), "{shown}");
+    let pre = shown["pre"].as_array().unwrap();
+    let payload = shown["strings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["text"] == json!("'blank.txt'"))
+        .unwrap_or_else(|| panic!("the payload is a string: {shown}"));
+    let inside = payload["box"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(pre)
+        .enumerate()
+        .all(|(i, (p, b))| {
+            let (p, b) = (p.as_f64().unwrap(), b.as_f64().unwrap());
+            if i < 2 { p >= b } else { p <= b }
+        });
+    assert!(inside, "the payload's box is inside the code's: {shown}");
+
+    // Shell: `#` inside a word is no comment; nothing of the line is coloured as one.
+    let shown = shown_for_approval(&browser, "shell").await;
+    assert_eq!(shown["text"], json!("ls -la notes#; touch X"));
+    assert_eq!(shown["comments"], json!([]));
+    // The page's highlighter knows bash's rule where it does colour comments (Markdown).
+    let classes = browser
+        .js(
+            "const f = highlight(arguments[0], 'bash'); return [...f.childNodes].map((n) => [n.className || 'text', n.textContent]);",
+            json!(["ls -la notes#; touch X # a comment\necho '#' \"#\"#x"]),
+        )
+        .await;
+    assert_eq!(
+        classes,
+        json!([
+            ["text", "ls -la notes#; touch X "],
+            ["tok-com", "# a comment"],
+            ["text", "\n"],
+            ["tok-kw", "echo"],
+            ["text", " "],
+            ["tok-str", "'#'"],
+            ["text", " "],
+            ["tok-str", "\"#\""],
+            ["text", "#x"]
+        ])
+    );
+
+    // A right-to-left override: an escape, named in the warning.
+    let shown = shown_for_approval(&browser, "override").await;
+    assert_eq!(
+        shown["text"],
+        json!("name = 'report<U+202E>txt.exe'\nprint(name)")
+    );
+    assert_eq!(
+        shown["warning"],
+        json!(
+            "This code holds characters you would not see; they are shown as escapes: 1 bidi control (<U+202E>)."
+        )
+    );
+
+    let errors: Vec<Value> = browser
+        .console()
+        .await
+        .into_iter()
+        .filter(|e| e["level"] == json!("SEVERE"))
+        .collect();
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+    assert!(!work.path().join("tagged.txt").exists());
+    assert!(!work.path().join("blank.txt").exists());
+    browser.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
+async fn the_page_shows_code_by_oi_cores_rule_in_chromium() {
+    if webdriver::skip_reason().is_some() {
+        return;
+    }
+    let model = ScriptedServer::start(model_script()).await.unwrap();
+    let server = Launch::new(&model.base_url()).asking().start();
+    let browser = Browser::start().await;
+    browser.goto(&format!("http://{}/", server.addr())).await;
+    browser.wait_for(CONNECTED, 15, "the socket").await;
+    let table = browser
+        .js(
+            "return typeof OI_VISIBLE === 'object' && OI_VISIBLE.unicode;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(table, json!("16.0.0"), "the page loads visible_table.js");
+
+    // The page's escaping is oi-core's: every shared vector comes out the same, from the
+    // function that draws code (and from the generated table's own).
+    let vectors = vectors();
+    assert!(vectors.len() > 20, "{vectors:?}");
+    let page = browser
+        .js(
+            "return arguments[0].map((v) => [v.name, shownText(v.input).textContent, hiddenChars(v.input).length, OI_VISIBLE.show(v.input).text]);",
+            json!([vectors]),
+        )
+        .await;
+    let rust: Vec<Value> = vectors
+        .iter()
+        .map(|v| json!([v["name"], v["shown"], v["hidden"], v["shown"]]))
+        .collect();
+    assert_eq!(page, json!(rust));
+
     browser.quit().await;
 }

@@ -130,7 +130,7 @@ function closeBlock() {
   if (!block) return;
   if (block.kind === "md") paintMarkdown(block);
   else if (block.kind === "code") {
-    block.codeEl.replaceChildren(highlight(block.text, block.lang));
+    paintCode(block.codeEl, block.text, block.lang, true, true);
     block.line.textContent = "";
   } else if (block.kind === "console") {
     paintOutput(block);
@@ -156,7 +156,7 @@ function feed(c) {
   const text = typeof content === "string" ? content : JSON.stringify(content);
   block.text += text;
   if (block.kind === "md") schedule(block, paintMarkdown);
-  else if (block.kind === "code") block.codeEl.textContent = block.text;
+  else if (block.kind === "code") paintCode(block.codeEl, block.text, block.lang, false, true);
 }
 
 function handleChunk(c) {
@@ -206,7 +206,7 @@ function askApproval(request) {
   let block = app.lastCode;
   const code = typeof request.content === "string" ? request.content : "";
   if (!block || block.text !== code) {
-    block = codePanel(request.format, code, true);
+    block = codePanel(request.format, code, true, true);
     append(block.panel);
     app.lastCode = block;
   }
@@ -241,6 +241,11 @@ function askApproval(request) {
   });
   bar.append(run, decline, edit, note);
   block.panel.append(bar);
+  const hidden = hiddenChars(block.text);
+  if (hidden.length) {
+    const warning = "This code holds characters you would not see; they are shown as escapes: " + describeHidden(hidden) + ".";
+    block.panel.insertBefore(el("div", { class: "warn", role: "alert", text: warning }), block.panel.querySelector("pre"));
+  }
   if (log().scrollHeight) log().scrollTop = log().scrollHeight;
 }
 

@@ -46,19 +46,27 @@ const FAMILY = {
   json: "js", java: "js", c: "js", cpp: "js", rust: "js", go: "js", sh: "shell", bash: "shell",
   shell: "shell", zsh: "shell", powershell: "shell", ruby: "ruby", rb: "ruby", r: "r",
 };
-const HASH_RE = /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d+(?:\.\d+)?\b)|([A-Za-z_]\w*)/g;
+const HASH_RE = /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\[\s\S]|[^"\\\n])*"|'(?:\\[\s\S]|[^'\\\n])*')|(\b\d+(?:\.\d+)?\b)|([A-Za-z_]\w*)/g;
+// Shell: `#` starts a comment only at the start of a word (`ls notes#; touch X` runs touch).
+const SHELL_RE = /((?<=^|[\s;&|()<>])#[^\n]*)|('[^']*'|"(?:\\[\s\S]|[^"\\])*")|(\b\d+(?:\.\d+)?\b)|([A-Za-z_]\w*)/g;
 const SLASH_RE = /(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`)|(\b\d+(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)/g;
 
-function highlight(code, lang) {
+// `code` as text with keywords, strings, numbers and (when `comments`) comments coloured.
+// Code that oi runs is highlighted without comments: a highlighter made of regular
+// expressions cannot be sure where a comment starts (a JavaScript regex literal `/\/*/`,
+// Ruby's `?#`, Python's nested f-strings, a shell word with `#` inside), and dim text coloured
+// as a comment is what a reader skips; there a comment keeps the code's own colour.
+function highlight(code, lang, comments = true) {
   const frag = document.createDocumentFragment();
   const family = FAMILY[String(lang || "").toLowerCase()];
   if (!family) { frag.append(code); return frag; }
   const words = new Set(KEYWORDS[family].split(" "));
-  const re = new RegExp(family === "js" ? SLASH_RE : HASH_RE);
+  const re = new RegExp(family === "js" ? SLASH_RE : family === "shell" ? SHELL_RE : HASH_RE);
   let last = 0;
   let m;
   while ((m = re.exec(code))) {
     if (m[4] && !words.has(m[4])) continue;
+    if (m[1] && !comments) continue;
     if (m.index > last) frag.append(code.slice(last, m.index));
     const cls = m[1] ? "tok-com" : m[2] ? "tok-str" : m[3] ? "tok-num" : "tok-kw";
     frag.append(el("span", { class: cls, text: m[0] }));
@@ -199,14 +207,131 @@ function markdown(text) {
   return frag;
 }
 
+// ---- Characters that do not show themselves ------------------------------------------------
+//
+// Code is shown with every character that is not plainly visible written as an escape (␍, ␛,
+// <U+202E>), by oi's rule (oi_core::visible, generated into visible_table.js as OI_VISIBLE):
+// default-ignorables, format, control, private-use, surrogate and unassigned code points,
+// every space but U+0020, and a combining mark that does not follow a character shown as
+// itself (other than a space, tab or newline). A payload in Unicode tag characters, a bidi
+// override that reorders the line, zero-width letters: all show as escapes.
+
+// The rule's tables; should visible_table.js not have loaded, everything but printable ASCII
+// is escaped.
+const ASCII_ONLY = {
+  escaped: [0x0, 0x8, 0xb, 0x1f, 0x7f, 0x10ffff],
+  marks: [],
+  escape: (cp) => "<U+" + cp.toString(16).toUpperCase().padStart(4, "0") + ">",
+};
+const visible = () => (typeof OI_VISIBLE === "object" ? OI_VISIBLE : ASCII_ONLY);
+
+// Whether `cp` is in `ranges` (flat [first, last, first, last, …], sorted).
+function within(ranges, cp) {
+  let lo = 0;
+  let hi = ranges.length / 2 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (cp < ranges[2 * mid]) hi = mid - 1;
+    else if (cp > ranges[2 * mid + 1]) lo = mid + 1;
+    else return true;
+  }
+  return false;
+}
+
+// The characters of `code` shown as escapes: [{ at, len, cp }] (UTF-16 offsets), in order;
+// the walk of OI_VISIBLE.show, with offsets, so that escapes can go into highlighted code.
+function hiddenChars(code) {
+  const rule = visible();
+  const hidden = [];
+  let afterVisible = false;
+  let at = 0;
+  for (const ch of code) {
+    const cp = ch.codePointAt(0);
+    const escaped = within(rule.escaped, cp) || (within(rule.marks, cp) && !afterVisible);
+    afterVisible = !escaped && ch !== " " && ch !== "\t" && ch !== "\n";
+    if (escaped) hidden.push({ at, len: ch.length, cp });
+    at += ch.length;
+  }
+  return hidden;
+}
+
+// `code` as text, with its hidden characters as escapes (`span.esc`).
+function shownText(code) {
+  const frag = document.createDocumentFragment();
+  let last = 0;
+  for (const h of hiddenChars(code)) {
+    frag.append(code.slice(last, h.at), el("span", { class: "esc", text: visible().escape(h.cp) }));
+    last = h.at + h.len;
+  }
+  frag.append(code.slice(last));
+  return frag;
+}
+
+// Replaces the hidden characters in the text under `root` (which spells `code`, perhaps cut
+// into highlighted spans) with escapes.
+function escapeHidden(root, code) {
+  const hidden = hiddenChars(code);
+  if (!hidden.length) return;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  let offset = 0;
+  let k = 0;
+  for (const node of nodes) {
+    const start = offset;
+    offset += node.data.length;
+    if (k >= hidden.length || hidden[k].at >= offset) continue;
+    let last = 0;
+    const frag = document.createDocumentFragment();
+    while (k < hidden.length && hidden[k].at < offset) {
+      const h = hidden[k];
+      frag.append(node.data.slice(last, h.at - start), el("span", { class: "esc", text: visible().escape(h.cp) }));
+      last = h.at - start + h.len;
+      k += 1;
+    }
+    frag.append(node.data.slice(last));
+    node.replaceWith(frag);
+  }
+}
+
+// What `hidden` holds, in words: "3 Unicode tag characters (U+E0068 …), 1 bidi control (U+202E)".
+const HIDDEN_KINDS = [
+  [0xe0000, 0xe007f, "Unicode tag character"],
+  [0x202a, 0x202e, "bidi control"], [0x2066, 0x2069, "bidi control"], [0x200e, 0x200f, "bidi control"], [0x061c, 0x061c, "bidi control"],
+  [0x200b, 0x200d, "zero-width character"], [0x2060, 0x2064, "zero-width character"], [0xfeff, 0xfeff, "zero-width character"],
+  [0x00, 0x1f, "control character"], [0x7f, 0x9f, "control character"],
+];
+
+function describeHidden(hidden) {
+  const kinds = new Map();
+  for (const h of hidden) {
+    const kind = HIDDEN_KINDS.find(([lo, hi]) => h.cp >= lo && h.cp <= hi);
+    const name = kind ? kind[2] : within(visible().marks, h.cp) ? "stray combining mark" : "invisible or blank character";
+    const seen = kinds.get(name) || { count: 0, first: visible().escape(h.cp) };
+    seen.count += 1;
+    kinds.set(name, seen);
+  }
+  return [...kinds].map(([name, { count, first }]) =>
+    count + " " + name + (count > 1 ? "s" : "") + " (" + first + (count > 1 ? " …" : "") + ")").join(", ");
+}
+
 // ---- Code panels (a fenced block in Markdown, or code the model runs) ----------------------
 
-function codePanel(lang, code, highlighted) {
+// Shows `code` in `codeEl`: highlighted (`lang`), or as plain text while it streams; its hidden
+// characters as escapes either way.
+// `runs`: the code is code oi runs (highlighted without comments, see highlight).
+function paintCode(codeEl, code, lang, highlighted, runs) {
+  if (!highlighted) { codeEl.replaceChildren(shownText(code)); return; }
+  codeEl.replaceChildren(highlight(code, lang, !runs));
+  escapeHidden(codeEl, code);
+}
+
+function codePanel(lang, code, highlighted, runs) {
   const codeEl = el("code");
   const line = el("span", { class: "line" });
   const panel = el("div", { class: "panel code" },
     el("div", { class: "head" }, el("span", { class: "lang", text: lang || "code" }), line),
     el("pre", {}, codeEl));
-  if (highlighted) codeEl.append(highlight(code, lang)); else codeEl.textContent = code;
+  paintCode(codeEl, code, lang, highlighted, runs);
   return { panel, codeEl, line, lang: lang || "", text: code };
 }
