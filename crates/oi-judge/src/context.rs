@@ -40,4 +40,12 @@ pub(crate) trait Context {
 
     /// Judges a command this command runs (`xargs rm`, `find -exec`, `timeout 5 rm`).
     fn inspect(&mut self, argv: &[Field], stdin: &Output) -> Output;
+
+    /// Judges a command this command runs in the directory `dir` (`env -C DIR`,
+    /// `sudo -D DIR`); the script itself stays where it is.
+    fn inspect_in(&mut self, dir: &Field, argv: &[Field], stdin: &Output) -> Output;
+
+    /// Records that oi cannot tell what the command does (`what` it does that oi cannot
+    /// follow).
+    fn unsure(&mut self, what: &'static str);
 }

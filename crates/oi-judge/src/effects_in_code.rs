@@ -64,6 +64,9 @@ const HOME_SPELLINGS: &[&str] = &[
     "'~/'",
 ];
 
+/// How languages change the working directory (after one, a relative path may be anywhere).
+const CHDIR_SPELLINGS: &[&str] = &["chdir", "setwd", "Set-Location", "cd(", "Push-Location"];
+
 /// Whether `code` calls something that deletes files.
 pub(crate) fn deletes(code: &str) -> bool {
     DELETERS.iter().any(|name| code.contains(name))
@@ -78,15 +81,25 @@ pub(crate) fn deleted_place(places: &Places, code: &str, literals: &[String]) ->
     if HOME_SPELLINGS.iter().any(|home| code.contains(home)) {
         return Some("your home directory".to_owned());
     }
+    // After a change of directory oi does not follow, a relative path is relative to anywhere.
+    let moves = CHDIR_SPELLINGS.iter().any(|chdir| code.contains(chdir));
     literals
         .iter()
-        .filter(|l| (l.starts_with('/') || l.starts_with('~')) && !l.contains(char::is_whitespace))
+        .filter(|l| {
+            (moves || l.starts_with('/') || l.starts_with('~'))
+                && !l.is_empty()
+                && !l.contains(char::is_whitespace)
+        })
         .find_map(|literal| {
             let text = match (literal.strip_prefix('~'), places.home()) {
                 (Some(rest), Some(home)) => format!("{home}{rest}"),
                 _ => literal.clone(),
             };
-            let base = places.cwd().map(|c| places::pattern(&c, None));
+            let base = if moves {
+                None
+            } else {
+                places.cwd().map(|c| places::pattern(&c, None))
+            };
             resolve::resolve(&text, base.as_ref())
                 .iter()
                 .find_map(|pattern| places.protected(pattern, Harm::Delete))

@@ -137,6 +137,11 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             return Output::Unknown;
         }
         let at = after_options(args, with_value);
+        if name == "sudo" {
+            if let Some(dir) = runners::chdir_option(&args[..at], &["-D", "--chdir"]) {
+                return w.inspect_in(&dir, &args[at..], stdin);
+            }
+        }
         return inspect(w, &args[at..], stdin);
     }
     match name.as_str() {
@@ -157,6 +162,18 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             inspect(w, args.get(at + 1..).unwrap_or(&[]), stdin)
         }
         "busybox" => inspect(w, args, stdin),
+        // Paths the command names are under the new root, which oi does not follow.
+        "chroot" => {
+            let at = after_options(args, &["--userspec", "--groups"]);
+            match args.get(at..).unwrap_or(&[]) {
+                [root, command @ ..] if root.is("/") => inspect(w, command, stdin),
+                [_, _, ..] => {
+                    w.unsure("runs a command under another root directory (chroot)");
+                    Output::Unknown
+                }
+                _ => Output::Unknown,
+            }
+        }
         "su" | "runuser" | "script" | "sg" => match option_value(args, &["-c", "--command"]) {
             Some(script) => w.nested_shell(&script, &[]),
             None => Output::Unknown,

@@ -11,6 +11,7 @@ mod code;
 mod cwd;
 mod dynamic;
 mod reader;
+mod split;
 mod values;
 
 use tree_sitter::{Node, Parser};
@@ -232,8 +233,13 @@ impl<'t> Reader<'_, '_, 't> {
             "shutil.rmtree"
             | "distutils.dir_util.remove_tree"
             | "setuptools.dir_util.remove_tree" => {
+                // `dir_fd=` makes a relative path relative to a directory oi does not know.
+                let cwds = match keyword("dir_fd") {
+                    Some(fd) if self.text(fd) != "None" => vec![None],
+                    _ => self.cwds.clone(),
+                };
                 if let Some(target) = first {
-                    self.deleted(target, node);
+                    self.deleted_in(target, node, &cwds);
                 }
             }
             "os.system"
@@ -318,14 +324,19 @@ impl<'t> Reader<'_, '_, 't> {
 
     /// A recursive delete of each value `target` may have.
     fn deleted(&mut self, target: Node, call: Node) {
+        let cwds = self.cwds.clone();
+        self.deleted_in(target, call, &cwds);
+    }
+
+    /// A recursive delete of each value `target` may have, from one of `cwds`.
+    fn deleted_in(&mut self, target: Node, call: Node, cwds: &[Option<String>]) {
         for value in self.values(target, 0) {
             let Value::Str(field) = value else { continue };
             if field.starts_unknown() {
                 continue;
             }
             let text = field.pattern_text();
-            let protected = self
-                .resolved(&text)
+            let protected = resolved(&text, cwds)
                 .iter()
                 .find_map(|pattern| self.scan.places.protected(pattern, Harm::Delete));
             if let Some(what) = protected {
@@ -339,20 +350,6 @@ impl<'t> Reader<'_, '_, 't> {
                 return;
             }
         }
-    }
-
-    /// The patterns `text` may name from every directory the block may be in.
-    fn resolved(&self, text: &str) -> Vec<places::Pattern> {
-        let mut out: Vec<places::Pattern> = Vec::new();
-        for cwd in &self.cwds {
-            let base = cwd.as_deref().map(|c| places::pattern(c, None));
-            for pattern in resolve::resolve(text, base.as_ref()) {
-                if !out.contains(&pattern) {
-                    out.push(pattern);
-                }
-            }
-        }
-        out
     }
 
     /// A string handed to the shell, run in one of `cwds`: read as a shell script. A command
@@ -420,8 +417,7 @@ impl<'t> Reader<'_, '_, 't> {
         for value in self.values(path, 0) {
             let Value::Str(field) = value else { continue };
             if !field.starts_unknown()
-                && self
-                    .resolved(&field.pattern_text())
+                && resolved(&field.pattern_text(), &self.cwds)
                     .iter()
                     .any(places::is_disk)
             {
@@ -490,6 +486,20 @@ impl<'t> Reader<'_, '_, 't> {
             _ => Field::unknown(self.text(node), false),
         }
     }
+}
+
+/// The patterns `text` may name from each of `cwds`.
+fn resolved(text: &str, cwds: &[Option<String>]) -> Vec<places::Pattern> {
+    let mut out: Vec<places::Pattern> = Vec::new();
+    for cwd in cwds {
+        let base = cwd.as_deref().map(|c| places::pattern(c, None));
+        for pattern in resolve::resolve(text, base.as_ref()) {
+            if !out.contains(&pattern) {
+                out.push(pattern);
+            }
+        }
+    }
+    out
 }
 
 /// The value of the keyword argument `name` of a call.

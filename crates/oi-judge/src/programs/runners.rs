@@ -13,7 +13,8 @@ pub(super) fn env(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Output
     if let Some(split) = option_value(args, &["-S", "--split-string"]) {
         return w.nested_shell(&split, &[]);
     }
-    let mut at = after_options(args, &["-u", "-C", "--unset", "--chdir"]);
+    let options = after_options(args, &["-u", "-C", "--unset", "--chdir"]);
+    let mut at = options;
     while args
         .get(at)
         .and_then(Field::known)
@@ -21,7 +22,27 @@ pub(super) fn env(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Output
     {
         at += 1;
     }
-    w.inspect(&args[at..], stdin)
+    match chdir_option(&args[..options], &["-C", "--chdir"]) {
+        Some(dir) => w.inspect_in(&dir, &args[at..], stdin),
+        None => w.inspect(&args[at..], stdin),
+    }
+}
+
+/// The directory a wrapper runs its command in (`env -C DIR`, `--chdir=DIR`, `-CDIR`,
+/// `sudo -D DIR`), given its options and the names of the option.
+pub(super) fn chdir_option(options: &[Field], names: &[&str]) -> Option<Field> {
+    if let Some(dir) = option_value(options, names) {
+        return Some(dir);
+    }
+    options.iter().find_map(|option| {
+        let text = option.known()?;
+        names
+            .iter()
+            .filter(|name| name.len() == 2)
+            .find_map(|name| text.strip_prefix(name))
+            .filter(|dir| !dir.is_empty())
+            .map(Field::lit)
+    })
 }
 
 /// `bash -c SCRIPT`, `bash` reading its input, `bash FILE`.

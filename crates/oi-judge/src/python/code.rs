@@ -41,8 +41,27 @@ const RUNS_UNSEEN: &[&str] = &[
     "code.interact",
 ];
 
-/// Methods that run their argument as Python (`code.InteractiveInterpreter().runsource(s)`).
-const RUNNING_METHODS: &[&str] = &["runsource", "runcode"];
+/// Methods that run their argument as Python (`code.InteractiveInterpreter().runsource(s)`,
+/// IPython's `get_ipython().run_cell(s)`).
+const RUNNING_METHODS: &[&str] = &["runsource", "runcode", "run_cell", "run_cell_async"];
+
+/// IPython's ways of running a magic by name (`get_ipython().run_line_magic('cd', '/')`).
+const MAGIC_METHODS: &[&str] = &["run_line_magic", "run_cell_magic", "magic"];
+
+/// Magics that run no code and change no directory.
+const QUIET_MAGICS: &[&str] = &[
+    "matplotlib",
+    "load_ext",
+    "reload_ext",
+    "autoreload",
+    "config",
+    "precision",
+    "xmode",
+    "colors",
+    "pwd",
+    "who",
+    "whos",
+];
 
 impl Reader<'_, '_, '_> {
     /// Reads what `call` (named `name`, a method `method`) runs as Python, if it runs any;
@@ -53,6 +72,23 @@ impl Reader<'_, '_, '_> {
             self.unsure(
                 "runs Python from a file or module oi does not read (runpy, code.interact)",
             );
+            return true;
+        }
+        if MAGIC_METHODS.contains(&method) {
+            let magic = arguments
+                .first()
+                .and_then(|m| match self.values(*m, 0).as_slice() {
+                    [Value::Str(field)] => field.known(),
+                    _ => None,
+                });
+            let quiet = magic.is_some_and(|m| {
+                let name = m.trim_start_matches('%');
+                let name = name.split_whitespace().next().unwrap_or(name);
+                QUIET_MAGICS.contains(&name)
+            });
+            if !quiet {
+                self.unsure("runs an IPython magic by name, which oi does not follow");
+            }
             return true;
         }
         if !RUNS_SOURCE.contains(&name) && !RUNNING_METHODS.contains(&method) {

@@ -7,6 +7,7 @@ use crate::scan::{Limit, MAX_VALUE_LEN};
 use crate::word::{self, Field, Seg};
 
 use super::reader::{Binding, MAX_NAME_DEPTH, MAX_VALUES, Reader, Value, arguments};
+use super::split::Split;
 
 impl Reader<'_, '_, '_> {
     /// What `node` may evaluate to.
@@ -161,6 +162,9 @@ impl Reader<'_, '_, '_> {
                     (Value::Str(a), Value::Str(b)) => Value::Str(Field {
                         segs: [a.segs.clone(), b.segs.clone()].concat(),
                     }),
+                    (Value::List(a), Value::List(b)) if separator.is_empty() => {
+                        Value::List([a.clone(), b.clone()].concat())
+                    }
                     _ => Value::Unknown,
                 });
             }
@@ -228,7 +232,8 @@ impl Reader<'_, '_, '_> {
                 .iter()
                 .map(|cwd| match cwd {
                     Some(cwd) => Value::Str(Field::lit(cwd)),
-                    None => Value::Unknown,
+                    // Where the block went, which oi does not know: `.` resolves to it.
+                    None => Value::Str(Field::lit(".")),
                 })
                 .collect(),
             // `compile(source, …)` is run by `exec`/`eval`: its value is the source.
@@ -248,6 +253,7 @@ impl Reader<'_, '_, '_> {
                 vec![Value::Str(Field::lit("/tmp/tmp.oi-mkdtemp"))]
             }
             "tempfile.gettempdir" => vec![Value::Str(Field::lit("/tmp"))],
+            "shlex.split" => self.split(first, Split::Shell, depth),
             "base64.b64decode"
             | "base64.standard_b64decode"
             | "base64.urlsafe_b64decode"
@@ -272,6 +278,19 @@ impl Reader<'_, '_, '_> {
                     | "as_posix",
                     Some(object),
                 ) => self.values(object, depth),
+                ("split", Some(object)) if arguments.len() <= 1 => {
+                    let separator = first.and_then(|f| self.values(f, depth).into_iter().next());
+                    match separator {
+                        None => self.split(Some(object), Split::Blanks, depth),
+                        Some(Value::Str(field)) => match field.known() {
+                            Some(separator) if !separator.is_empty() => {
+                                self.split(Some(object), Split::At(&separator), depth)
+                            }
+                            _ => vec![Value::Unknown],
+                        },
+                        Some(_) => vec![Value::Unknown],
+                    }
+                }
                 ("joinpath", Some(object)) => {
                     let mut parts = vec![self.string(object)];
                     parts.extend(arguments.iter().map(|a| self.string(*a)));

@@ -6,6 +6,7 @@ use crate::output::Output;
 use crate::places::{self, Pattern, Places};
 use crate::programs;
 use crate::resolve;
+use crate::scan::Limit;
 use crate::word::Field;
 
 use super::walker::{MAX_ALTERNATIVES, Walker};
@@ -96,5 +97,25 @@ impl Context for Walker<'_, '_> {
 
     fn inspect(&mut self, argv: &[Field], stdin: &Output) -> Output {
         programs::inspect(self, argv, stdin)
+    }
+
+    fn inspect_in(&mut self, dir: &Field, argv: &[Field], stdin: &Output) -> Output {
+        let text = dir.pattern_text();
+        let saved = (self.env.cwds.clone(), self.last_cd.clone());
+        let mut cwds: Vec<Option<String>> = Vec::new();
+        for cwd in &saved.0 {
+            let new = resolve::resolve_dir(&text, cwd.as_deref());
+            if !cwds.contains(&new) {
+                cwds.push(new);
+            }
+        }
+        self.env.cwds = cwds;
+        let output = programs::inspect(self, argv, stdin);
+        (self.env.cwds, self.last_cd) = saved;
+        output
+    }
+
+    fn unsure(&mut self, what: &'static str) {
+        self.scan.exceed(Limit::Dynamic(what));
     }
 }
