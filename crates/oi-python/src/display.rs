@@ -8,22 +8,40 @@ use oi_core::{Chunk, Content, Kind, Recipient, Role};
 use pyo3::prelude::*;
 
 use crate::convert;
-use crate::sanitize::{clean, has_hidden_characters, show_code};
+use crate::sanitize::{Carriage, CodeView, Sanitizer, clean, show_code, warning};
 
 const DIM: &str = "\u{1b}[2m";
 const CODE: &str = "\u{1b}[36m";
 const BOLD: &str = "\u{1b}[1m";
 const RESET: &str = "\u{1b}[0m";
 
-/// Said before the approval question when the code holds characters a terminal hides.
-const HIDDEN_WARNING: &str = "Warning: this code contains control or invisible characters (shown above as ␍ for a carriage return, ␛ for an escape, <U+…> for others). Read the code as shown before you answer.\n";
+/// Ends the warning said before the approval question when the code holds characters a
+/// terminal hides (see [`oi_core::visible::warning`]).
+const HIDDEN_ADVICE: &str = "Read the code as shown before you answer.";
 
-#[derive(Default)]
 struct State {
     /// An output block is open.
     output_open: bool,
     /// The last character printed (to close blocks on a fresh line).
     last: Option<char>,
+    /// Filters the model's message text (escape sequences cut across chunks too).
+    message: Sanitizer,
+    /// Filters the code's output.
+    output: Sanitizer,
+    /// Shows the code as it streams.
+    code: CodeView,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            output_open: false,
+            last: None,
+            message: Sanitizer::new(Carriage::NewLine),
+            output: Sanitizer::new(Carriage::NewLine),
+            code: CodeView::new(),
+        }
+    }
 }
 
 /// Renders a turn's chunks as text.
@@ -59,17 +77,30 @@ impl Renderer {
         let format = show_code(chunk.format.as_deref().unwrap_or(""));
         let text = chunk.text().unwrap_or("");
         match (chunk.role, kind) {
-            (Role::Assistant, Kind::Message) if chunk.end => Self::fresh_line(state).to_owned(),
+            (Role::Assistant, Kind::Message) if chunk.end => {
+                let rest = state.message.finish();
+                let line = if rest.is_empty() {
+                    Self::fresh_line(state)
+                } else if rest.ends_with('\n') {
+                    ""
+                } else {
+                    "\n"
+                };
+                format!("{rest}{line}")
+            }
             (Role::Assistant, Kind::Message) if chunk.start => String::new(),
-            (Role::Assistant, Kind::Message) => clean(text),
+            (Role::Assistant, Kind::Message) => state.message.push(text),
             (Role::Assistant | Role::Computer, Kind::Code) if chunk.start => {
+                state.code = CodeView::new();
                 let fence = self.paint(DIM, &format!("```{format}"));
                 format!("{}{fence}\n", Self::fresh_line(state))
             }
             (Role::Assistant | Role::Computer, Kind::Code) if chunk.end => {
                 format!("{}{}\n", Self::fresh_line(state), self.paint(DIM, "```"))
             }
-            (Role::Assistant | Role::Computer, Kind::Code) => self.paint(CODE, &show_code(text)),
+            (Role::Assistant | Role::Computer, Kind::Code) => {
+                self.paint(CODE, &state.code.push(text))
+            }
             (Role::Computer, Kind::Console) => self.render_console(chunk, state),
             (Role::Computer, Kind::Image) if !chunk.is_flag() => format!(
                 "{}[image: {format}, {} bytes of base64]\n",
@@ -88,16 +119,27 @@ impl Renderer {
             return String::new();
         }
         if chunk.end {
+            let rest = state.output.finish();
             if !state.output_open {
                 return String::new();
             }
             state.output_open = false;
-            return format!("{}{}\n", Self::fresh_line(state), self.paint(DIM, "```"));
+            let line = match rest.chars().last() {
+                None => Self::fresh_line(state),
+                Some('\n') => "",
+                Some(_) => "\n",
+            };
+            let rest = self.paint(DIM, &rest);
+            return format!("{rest}{line}{}\n", self.paint(DIM, "```"));
         }
         let (Some(Content::Text(text)), Some("output")) = (&chunk.content, chunk.format.as_deref())
         else {
             return String::new();
         };
+        let text = state.output.push(text);
+        if text.is_empty() {
+            return String::new();
+        }
         let mut out = String::new();
         if !state.output_open {
             state.output_open = true;
@@ -105,7 +147,7 @@ impl Renderer {
             out.push_str(&self.paint(DIM, "```output"));
             out.push('\n');
         }
-        out.push_str(&self.paint(DIM, &clean(text)));
+        out.push_str(&self.paint(DIM, &text));
         out
     }
 }
@@ -137,13 +179,12 @@ impl Renderer {
         Ok(text)
     }
 
-    /// The approval question for `code` (with a warning first when it hides characters).
+    /// The approval question for `code` (with a warning first, counting and naming them,
+    /// when it holds characters a terminal would hide).
     fn question(&self, code: &str) -> String {
-        let warning = if has_hidden_characters(code) {
-            HIDDEN_WARNING
-        } else {
-            ""
-        };
+        let warning = warning(code)
+            .map(|w| format!("Warning: {w}. {HIDDEN_ADVICE}\n"))
+            .unwrap_or_default();
         if self.color {
             format!("\n{warning}{BOLD}Would you like to run this code? (y/n){RESET}\n\n")
         } else {
