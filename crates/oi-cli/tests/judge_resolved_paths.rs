@@ -4,7 +4,8 @@
 //! a `cd` through one), a Python working directory the reader must follow (`os.chdir`,
 //! `cwd=`), `find` tests that narrow to exactly the home directory (`-path`, `-samefile`),
 //! and `exec` of a string computed at run time (shifted characters, Unicode TAG characters,
-//! reversed text). Each of these deleted a canary home before; now each is refused and the
+//! reversed text), and paths through links (one the block makes with `ln -s`, one planted
+//! on disk before). Each of these deleted a canary home before; now each is refused and the
 //! canary survives. With `--no_hard_deny` one of each class really deletes it, so the
 //! attacks are real on this machine.
 
@@ -18,7 +19,8 @@ use oi_common::{Oi, start_server, text};
 use oi_testkit::Reply;
 
 /// A canary home: `ROOT/home` holding a file and a tree, with `ROOT/work` as the working
-/// directory (the attacks reach the home through its parent `ROOT`).
+/// directory (the attacks reach the home through its parent `ROOT`) and a link
+/// `ROOT/planted` to `/` already on disk.
 struct Canary {
     root: tempfile::TempDir,
 }
@@ -31,6 +33,8 @@ impl Canary {
         std::fs::create_dir_all(root.path().join("work")).unwrap();
         std::fs::write(home.join("canary.txt"), "still here").unwrap();
         std::fs::write(home.join("work/deep/notes.txt"), "mine").unwrap();
+        // A link earlier code could have planted: `ROOT/planted` → `/`.
+        std::os::unix::fs::symlink("/", root.path().join("planted")).unwrap();
         Canary { root }
     }
 
@@ -100,6 +104,9 @@ fn attacks(parent: &str, home: &Path) -> Vec<(String, String)> {
         python(format!(
             "import shutil\nshutil.rmtree('/proc/self/./root{home}')"
         )),
+        // Links: one the block makes, one already on disk.
+        shell(format!("ln -s / {parent}/r && rm -rf {parent}/r$HOME")),
+        shell(format!("rm -rf {parent}/planted$HOME")),
         // Item 3: a working directory the Python reader must follow.
         python(format!(
             "import os, shutil\nos.chdir('{parent}')\nshutil.rmtree('home')"
@@ -144,8 +151,9 @@ fn resolved_path_attacks_are_refused_with_yes_and_the_canary_home_survives() {
 fn one_attack_of_each_class_really_deletes_the_home_when_hard_deny_is_off() {
     let probe = Canary::new();
     let all = attacks(&probe.parent(), &probe.home());
-    // proc-root spelling, os.chdir, cwd=, find -samefile, exec of a computed string.
-    for at in [0, 6, 8, 10, 11] {
+    // proc-root spelling, a link the block makes, a planted link, os.chdir, cwd=,
+    // find -samefile, exec of a computed string.
+    for at in [0, 6, 7, 8, 10, 12, 13] {
         let canary = Canary::new();
         let attack = attacks(&canary.parent(), &canary.home())[at].clone();
         assert_eq!(attack.0, all[at].0);

@@ -45,6 +45,10 @@ pub(crate) trait Context {
     /// `sudo -D DIR`); the script itself stays where it is.
     fn inspect_in(&mut self, dir: &Field, argv: &[Field], stdin: &Output) -> Output;
 
+    /// Records a link the command makes at `at`, leading to `to` (as written, relative to the
+    /// link's directory; `None`: unknown).
+    fn link(&mut self, at: &Field, to: Option<&Field>);
+
     /// Records that oi cannot tell what the command does (`what` it does that oi cannot
     /// follow).
     fn unsure(&mut self, what: &'static str);

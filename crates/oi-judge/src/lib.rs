@@ -22,6 +22,7 @@ mod env;
 mod escapes;
 mod foreign;
 mod ipython;
+mod links;
 mod output;
 mod places;
 mod programs;
@@ -111,9 +112,25 @@ pub fn verdict(rules: &Rules, language: &str, code: &str) -> Verdict {
 /// read as shell commands.
 fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> Reading {
     let places = Places::new(home, cwd);
-    let mut scan = Scan::new(&places, &Languages);
+    let first = read_once(language, code, &places, Vec::new());
+    if first.links.is_empty() || first.danger.is_some() {
+        return first;
+    }
+    // The block makes links: read it again with them known from the start.
+    let second = read_once(language, code, &places, first.links);
+    Reading {
+        danger: second.danger,
+        commands: first.commands,
+        unsure: first.unsure.or(second.unsure),
+        links: second.links,
+    }
+}
+
+/// One reading of `code`, knowing the links `links` the block makes.
+fn read_once(language: &str, code: &str, places: &Places, links: Vec<links::Link>) -> Reading {
+    let mut scan = Scan::new(places, &Languages).with_links(links);
     if SHELL_LANGUAGES.contains(&language) {
-        let env = Env::new(&places);
+        let env = Env::new(places);
         scan.shell(code, env);
     } else if matches!(language, "python" | "py") {
         scan.python(code, &[places.cwd()]);

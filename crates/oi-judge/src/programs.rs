@@ -5,6 +5,7 @@
 mod disks;
 mod effects;
 mod fan_out;
+mod linking;
 mod movers;
 mod options;
 mod printing;
@@ -198,6 +199,14 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             Output::Unknown
         }
         "xargs" => fan_out::xargs(w, args, stdin),
+        "ln" => {
+            linking::ln(w, args);
+            Output::Unknown
+        }
+        "mount" => {
+            linking::mount(w, args);
+            Output::Unknown
+        }
         "find" => fan_out::find(w, args),
         "rm" => {
             remove(w, args);

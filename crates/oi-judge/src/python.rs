@@ -249,7 +249,7 @@ impl<'t> Reader<'_, '_, 't> {
             | "commands.getoutput"
             | "commands.getstatusoutput"
             | "asyncio.create_subprocess_shell" => {
-                let cwds = self.call_cwds(keyword("cwd"));
+                let cwds = self.call_cwds(node, keyword("cwd"));
                 if let Some(command) = first.or_else(|| keyword("cmd")) {
                     self.shell_string(command, &cwds);
                 }
@@ -260,7 +260,7 @@ impl<'t> Reader<'_, '_, 't> {
             | "subprocess.check_output"
             | "subprocess.Popen" => {
                 let shell = keyword("shell").is_some_and(|v| self.text(v) != "False");
-                let cwds = self.call_cwds(keyword("cwd"));
+                let cwds = self.call_cwds(node, keyword("cwd"));
                 if let Some(command) = first.or_else(|| keyword("args")) {
                     if shell {
                         self.shell_string(command, &cwds);
@@ -280,7 +280,7 @@ impl<'t> Reader<'_, '_, 't> {
                     .skip(skip)
                     .map(|a| self.string(*a))
                     .collect();
-                let cwds = self.call_cwds(keyword("cwd"));
+                let cwds = self.call_cwds(node, keyword("cwd"));
                 self.scan.argv(&fields, &cwds);
             }
             "os.execv" | "os.execve" | "os.execvp" | "os.execvpe" | "os.posix_spawn"
@@ -300,6 +300,12 @@ impl<'t> Reader<'_, '_, 't> {
                 let cwds = self.cwds.clone();
                 self.scan.argv(&fields, &cwds);
             }
+            // `os.symlink(TARGET, LINK)`: paths through `LINK` lead to `TARGET`.
+            "os.symlink" | "posix.symlink" => {
+                let link = arguments.get(1).copied().or_else(|| keyword("dst"));
+                let target = first.or_else(|| keyword("src"));
+                self.symlink(link, target);
+            }
             "pty.spawn" => {
                 if let Some(command) = first {
                     self.argv(command, &self.cwds.clone());
@@ -313,6 +319,10 @@ impl<'t> Reader<'_, '_, 't> {
                     arguments.get(1).copied().or_else(|| keyword("mode")),
                 );
             }
+            _ if method == "symlink_to" => {
+                let link = function.child_by_field_name("object");
+                self.symlink(link, first.or_else(|| keyword("target")));
+            }
             _ if method == "rmtree" => {
                 if let Some(object) = function.child_by_field_name("object") {
                     self.deleted(object, node);
@@ -320,6 +330,24 @@ impl<'t> Reader<'_, '_, 't> {
             }
             _ => {}
         }
+    }
+
+    /// A link the block makes at `link` to `target` (see [`crate::links`]).
+    fn symlink(&mut self, link: Option<Node>, target: Option<Node>) {
+        let Some(link) = link else { return };
+        let to = target.and_then(|t| match self.values(t, 0).as_slice() {
+            [Value::Str(field)] => field.known(),
+            _ => None,
+        });
+        let mut at = Vec::new();
+        for value in self.values(link, 0) {
+            let text = match value {
+                Value::Str(field) => field.pattern_text(),
+                _ => places::UNKNOWN.to_string(),
+            };
+            at.extend(resolved(&text, &self.cwds));
+        }
+        self.scan.link(at, to.as_deref());
     }
 
     /// A recursive delete of each value `target` may have.
@@ -336,7 +364,9 @@ impl<'t> Reader<'_, '_, 't> {
                 continue;
             }
             let text = field.pattern_text();
-            let protected = resolved(&text, cwds)
+            let protected = self
+                .scan
+                .through_links(resolved(&text, cwds))
                 .iter()
                 .find_map(|pattern| self.scan.places.protected(pattern, Harm::Delete));
             if let Some(what) = protected {
@@ -417,7 +447,9 @@ impl<'t> Reader<'_, '_, 't> {
         for value in self.values(path, 0) {
             let Value::Str(field) = value else { continue };
             if !field.starts_unknown()
-                && resolved(&field.pattern_text(), &self.cwds)
+                && self
+                    .scan
+                    .through_links(resolved(&field.pattern_text(), &self.cwds))
                     .iter()
                     .any(places::is_disk)
             {

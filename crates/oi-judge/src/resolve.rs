@@ -8,7 +8,8 @@
 //! `//proc/self/root/home/ada` and `/proc/./self/root/home/ada` are `/home/ada`, and
 //! `/proc/1/cwd/x` may be anything ending in `x`. Well-known system links (`/var/run` →
 //! `/run`, `/bin` → `/usr/bin`, …) give a second reading, so a `..` after one goes where the
-//! kernel goes as well as where the text says.
+//! kernel goes as well as where the text says; so do links that exist on this machine when
+//! the block is judged (planted by earlier code), followed on disk.
 
 use crate::places::{Comp, Pattern, UNKNOWN, glob_match, pattern};
 
@@ -53,12 +54,42 @@ pub(crate) fn resolve(text: &str, base: Option<&Pattern>) -> Vec<Pattern> {
         readings = next;
     }
     let mut out: Vec<Pattern> = Vec::new();
-    for reading in readings {
-        if !out.contains(&reading.path) {
-            out.push(reading.path);
+    for path in readings
+        .into_iter()
+        .flat_map(|r| on_disk(&r.path).into_iter().chain([r.path]))
+    {
+        if !out.contains(&path) {
+            out.push(path);
         }
     }
     out
+}
+
+/// Where a literal path leads through links that already exist on this machine (a link
+/// planted by earlier code: `/tmp/r` → `/`): the longest part of it that exists, with its
+/// links followed, then the rest. `None` when nothing on the way is a link (or the path has
+/// globs or unknown parts).
+fn on_disk(path: &Pattern) -> Option<Pattern> {
+    let mut names = Vec::with_capacity(path.len());
+    for comp in path {
+        match comp {
+            Comp::Glob(name) if !name.contains(['*', '?', '[']) => names.push(name.as_str()),
+            _ => return None,
+        }
+    }
+    let (existing, real) = (1..=names.len()).rev().find_map(|existing| {
+        let prefix = format!("/{}", names[..existing].join("/"));
+        std::fs::canonicalize(prefix)
+            .ok()
+            .map(|real| (existing, real))
+    })?;
+    let mut out = pattern(real.to_str()?, None);
+    out.extend(
+        names[existing..]
+            .iter()
+            .map(|n| Comp::Glob((*n).to_owned())),
+    );
+    Some(out).filter(|out| out != path)
 }
 
 /// The working directory after changing to `text` from `cwd`: its normalised text, or `None`
@@ -281,6 +312,28 @@ mod tests {
         );
         assert_eq!(resolved("build/../out"), ["/home/ada/x/out"]);
         assert_eq!(resolved("/proc/cpuinfo"), ["/proc/cpuinfo"]);
+    }
+
+    #[test]
+    fn links_planted_on_disk_are_followed() {
+        let dir = tempfile_dir();
+        let link = format!("{dir}/r");
+        std::os::unix::fs::symlink("/", &link).unwrap();
+        let resolved = shown(&resolve(&format!("{link}/home/ada"), None));
+        std::fs::remove_file(&link).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        assert_eq!(
+            resolved,
+            ["/home/ada".to_owned(), format!("{link}/home/ada")]
+        );
+    }
+
+    /// A fresh directory under the system's temporary directory (its real path).
+    fn tempfile_dir() -> String {
+        let base = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let dir = base.join(format!("oi-judge-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.display().to_string()
     }
 
     #[test]

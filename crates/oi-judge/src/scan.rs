@@ -6,6 +6,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::env::Env;
+use crate::links::{self, Link, MAX_LINKS};
 use crate::output::Output;
 use crate::places::Places;
 use crate::word::Field;
@@ -97,6 +98,8 @@ pub(crate) struct Reading {
     /// Why oi cannot tell what the block does, when the judge's budget ran out before the
     /// end of the reading (then `danger` and `commands` are incomplete).
     pub(crate) unsure: Option<String>,
+    /// The links the block makes.
+    pub(crate) links: Vec<Link>,
 }
 
 /// The state of one reading.
@@ -111,6 +114,8 @@ pub(crate) struct Scan<'p> {
     source: usize,
     limit: Cell<Option<Limit>>,
     started: Instant,
+    /// Links known before this reading (found by an earlier one).
+    known_links: Vec<Link>,
 }
 
 impl<'p> Scan<'p> {
@@ -126,7 +131,40 @@ impl<'p> Scan<'p> {
             source: 0,
             limit: Cell::new(None),
             started: Instant::now(),
+            known_links: Vec::new(),
         }
+    }
+
+    /// A new reading that knows the links `known` from the start.
+    pub(crate) fn with_links(mut self, known: Vec<Link>) -> Scan<'p> {
+        self.known_links = known;
+        self
+    }
+
+    /// Records a link the block makes at each of `at` to `to` (as written; `None`: unknown).
+    /// A link at a place oi cannot tell may make any path lead anywhere.
+    pub(crate) fn link(&mut self, at: Vec<crate::places::Pattern>, to: Option<&str>) {
+        for at in at {
+            if at.contains(&crate::places::Comp::AnyDepth) || self.reading.links.len() >= MAX_LINKS
+            {
+                self.exceed(Limit::Dynamic(
+                    "makes a link at a place oi cannot tell, through which any path may lead anywhere",
+                ));
+                return;
+            }
+            let link = links::link(at, to);
+            if !self.reading.links.contains(&link) {
+                self.reading.links.push(link);
+            }
+        }
+    }
+
+    /// `patterns` with paths through the block's links also read as where they lead.
+    pub(crate) fn through_links(
+        &self,
+        patterns: Vec<crate::places::Pattern>,
+    ) -> Vec<crate::places::Pattern> {
+        links::through(&self.known_links, patterns)
     }
 
     /// What was found.

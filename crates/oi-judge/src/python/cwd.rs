@@ -51,10 +51,16 @@ impl<'t> Reader<'_, '_, 't> {
         }
     }
 
-    /// The directories a call with the keyword argument `cwd` (given as `dir`) runs in.
-    pub(super) fn call_cwds(&self, dir: Option<Node>) -> Vec<Option<String>> {
+    /// The directories `call`, with the keyword argument `cwd` (given as `dir`), runs in; a
+    /// `**mapping` may hold a `cwd` oi cannot see.
+    pub(super) fn call_cwds(&self, call: Node, dir: Option<Node>) -> Vec<Option<String>> {
         let Some(dir) = dir else {
-            return self.cwds.clone();
+            let splat = call.child_by_field_name("arguments").is_some_and(|list| {
+                let mut cursor = list.walk();
+                list.named_children(&mut cursor)
+                    .any(|a| a.kind() == "dictionary_splat")
+            });
+            return if splat { vec![None] } else { self.cwds.clone() };
         };
         if self.text(dir) == "None" {
             return self.cwds.clone();

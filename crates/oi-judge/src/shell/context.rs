@@ -34,7 +34,7 @@ impl Context for Walker<'_, '_> {
                 }
             }
         }
-        out
+        self.scan.through_links(out)
     }
 
     /// The working directory, when only one is possible.
@@ -49,9 +49,12 @@ impl Context for Walker<'_, '_> {
     /// still in the old one.
     fn change_directory(&mut self, target: Option<&Field>) {
         let home = self.env.home.clone();
+        // With `CDPATH` set, `cd NAME` may go to `DIR/NAME` for any of its directories.
+        let cdpath = self.env.vars.contains_key("CDPATH");
         let new: Vec<Option<String>> = match target.map(Field::pattern_text) {
             None => vec![home],
             Some(text) if text == "-" => vec![None],
+            Some(text) if cdpath && !text.starts_with(['/', '.']) => vec![None],
             Some(text) => self
                 .env
                 .cwds
@@ -113,6 +116,12 @@ impl Context for Walker<'_, '_> {
         let output = programs::inspect(self, argv, stdin);
         (self.env.cwds, self.last_cd) = saved;
         output
+    }
+
+    fn link(&mut self, at: &Field, to: Option<&Field>) {
+        let at = self.targets(at);
+        let to = to.and_then(Field::known);
+        self.scan.link(at, to.as_deref());
     }
 
     fn unsure(&mut self, what: &'static str) {
