@@ -28,6 +28,12 @@ const ASSETS: &[Asset] = &[
         body: include_bytes!("../../web/index.html"),
     },
     Asset {
+        // oi-core's rule for showing code before approval, generated from it (issue 34).
+        path: "/static/visible_table.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../web/visible_table.js"),
+    },
+    Asset {
         path: "/static/render.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../web/render.js"),
