@@ -113,6 +113,7 @@ async fn assert_inert(browser: &Browser) {
     assert_eq!(
         dom["scripts"],
         json!([
+            "/static/visible_table.js",
             "/static/render.js",
             "/static/conversation.js",
             "/static/app.js"

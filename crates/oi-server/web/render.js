@@ -1,7 +1,7 @@
 // oi's web page (issue 27): turning untrusted text into DOM. Everything the model, the code or
 // the server sends is untrusted: nodes are made with createElement and given text with
-// textContent (never innerHTML), and links keep only http(s) and mailto URLs. Loaded before
-// conversation.js and app.js, which use these functions.
+// textContent (never innerHTML), and links keep only http(s) and mailto URLs. Loaded after
+// visible_table.js (OI_VISIBLE) and before conversation.js and app.js, which use these functions.
 "use strict";
 
 // ---- DOM helpers --------------------------------------------------------------------------
