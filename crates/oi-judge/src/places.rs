@@ -1,6 +1,7 @@
-//! Which paths the hard-deny list protects, and how a target written in code is compared with
-//! them: lexically (no file system access), with glob characters and unknown parts of a word
-//! treated as wildcards that could match anything.
+//! Which paths the hard-deny list protects, and how a target is compared with them:
+//! lexically, with glob characters and unknown parts of a word treated as wildcards that
+//! could match anything. Targets arrive resolved (`crate::resolve`: magic links, links on
+//! disk and links the block makes followed).
 
 use std::path::Path;
 

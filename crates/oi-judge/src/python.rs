@@ -5,11 +5,12 @@
 //! `os.path.join`/`expanduser`, `Path.home()`, `os.environ['HOME']`, `base64.b64decode` of a
 //! literal, and names assigned such values anywhere in the block.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 mod code;
 mod cwd;
 mod dynamic;
+mod params;
 mod reader;
 mod split;
 mod values;
@@ -47,6 +48,8 @@ pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
         src: source,
         aliases: HashMap::new(),
         names: HashMap::new(),
+        calls: HashMap::new(),
+        referenced: HashSet::new(),
         cwds: cwds.to_vec(),
     };
     reader.collect(root);
@@ -86,6 +89,47 @@ impl<'t> Reader<'_, '_, 't> {
                         node.child_by_field_name("right"),
                     ) {
                         self.bind(left, Binding::ElementOf(right));
+                    }
+                }
+                "call" => {
+                    if let Some(function) = node
+                        .child_by_field_name("function")
+                        .filter(|f| f.kind() == "identifier")
+                    {
+                        let name = self.text(function).to_owned();
+                        self.calls.entry(name).or_default().push(node);
+                    }
+                }
+                "identifier" => {
+                    let called = node
+                        .parent()
+                        .and_then(|p| p.child_by_field_name("function"))
+                        .is_some_and(|f| f.id() == node.id());
+                    // Not a value: a definition's or parameter's name, an attribute's name
+                    // (`subprocess.run`), a keyword (`cwd=`), an imported name.
+                    let named = node.parent().is_some_and(|p| {
+                        let field = |f: &str| {
+                            p.child_by_field_name(f)
+                                .is_some_and(|n| n.id() == node.id())
+                        };
+                        match p.kind() {
+                            "function_definition"
+                            | "class_definition"
+                            | "keyword_argument"
+                            | "default_parameter"
+                            | "typed_default_parameter" => field("name"),
+                            "attribute" => field("attribute"),
+                            "parameters"
+                            | "typed_parameter"
+                            | "dotted_name"
+                            | "aliased_import"
+                            | "list_splat_pattern"
+                            | "dictionary_splat_pattern" => true,
+                            _ => false,
+                        }
+                    });
+                    if !called && !named {
+                        self.referenced.insert(self.text(node).to_owned());
                     }
                 }
                 "as_pattern" => {

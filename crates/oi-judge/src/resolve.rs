@@ -92,19 +92,28 @@ fn on_disk(path: &Pattern) -> Option<Pattern> {
     Some(out).filter(|out| out != path)
 }
 
-/// The working directory after changing to `text` from `cwd`: its normalised text, or `None`
-/// when oi cannot know it (an unknown part, a magic link it cannot follow, several readings).
-pub(crate) fn resolve_dir(text: &str, cwd: Option<&str>) -> Option<String> {
+/// The working directories changing to `text` from `cwd` may lead to: the normalised text
+/// of each reading, `None` for one oi cannot know (an unknown part, a magic link it cannot
+/// follow).
+pub(crate) fn resolve_dirs(text: &str, cwd: Option<&str>) -> Vec<Option<String>> {
     let base = cwd.map(|c| pattern(c, None));
     if base.is_none() && !text.starts_with('/') {
-        return None;
+        return vec![None];
     }
-    let readings = resolve(text, base.as_ref());
-    let [only] = readings.as_slice() else {
-        return None;
-    };
+    let mut out = Vec::new();
+    for reading in resolve(text, base.as_ref()) {
+        let dir = directory_text(&reading);
+        if !out.contains(&dir) {
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// The text of a directory's pattern, when it has no unknown part.
+fn directory_text(pattern: &Pattern) -> Option<String> {
     let mut out = String::new();
-    for comp in only {
+    for comp in pattern {
         match comp {
             Comp::Glob(name) => {
                 out.push('/');
@@ -338,20 +347,17 @@ mod tests {
 
     #[test]
     fn directories_changed_to_are_followed_only_when_known() {
-        let dir = |text: &str, cwd: Option<&str>| resolve_dir(text, cwd);
-        assert_eq!(dir("build", Some("/w")).as_deref(), Some("/w/build"));
-        assert_eq!(dir("..", Some("/w")).as_deref(), Some("/"));
-        assert_eq!(
-            dir("/proc/self/./root/home", Some("/w")).as_deref(),
-            Some("/home")
-        );
-        assert_eq!(
-            dir("/proc/self/cwd/..", Some("/w/x")).as_deref(),
-            Some("/w")
-        );
-        assert_eq!(dir("/proc/1/root/home", Some("/w")), None);
-        assert_eq!(dir("/var/run/..", Some("/w")), None);
-        assert_eq!(dir("build", None), None);
-        assert_eq!(dir("/tmp", None).as_deref(), Some("/tmp"));
+        let dir = |text: &str, cwd: Option<&str>| resolve_dirs(text, cwd);
+        let known = |texts: &[&str]| -> Vec<Option<String>> {
+            texts.iter().map(|t| Some((*t).to_owned())).collect()
+        };
+        assert_eq!(dir("build", Some("/w")), known(&["/w/build"]));
+        assert_eq!(dir("..", Some("/w")), known(&["/"]));
+        assert_eq!(dir("/proc/self/./root/home", Some("/w")), known(&["/home"]));
+        assert_eq!(dir("/proc/self/cwd/..", Some("/w/x")), known(&["/w"]));
+        assert_eq!(dir("/proc/1/root/home", Some("/w")), [None]);
+        assert_eq!(dir("/var/run/..", Some("/w")), known(&["/", "/var"]));
+        assert_eq!(dir("build", None), [None]);
+        assert_eq!(dir("/tmp", None), known(&["/tmp"]));
     }
 }

@@ -68,11 +68,14 @@ impl<'t> Reader<'_, '_, 't> {
         let mut out = Vec::new();
         for target in self.directories(dir) {
             for cwd in &self.cwds {
-                let new = target
-                    .as_deref()
-                    .and_then(|t| resolve::resolve_dir(t, cwd.as_deref()));
-                if !out.contains(&new) {
-                    out.push(new);
+                let new = match target.as_deref() {
+                    Some(t) => resolve::resolve_dirs(t, cwd.as_deref()),
+                    None => vec![None],
+                };
+                for dir in new {
+                    if !out.contains(&dir) {
+                        out.push(dir);
+                    }
                 }
             }
         }
@@ -122,12 +125,10 @@ impl<'t> Reader<'_, '_, 't> {
                 new.push(None);
                 continue;
             }
-            for cwd in &self.cwds {
-                new.push(
-                    target
-                        .as_deref()
-                        .and_then(|t| resolve::resolve_dir(t, cwd.as_deref())),
-                );
+            if let Some(target) = target.as_deref() {
+                for cwd in &self.cwds {
+                    new.extend(resolve::resolve_dirs(target, cwd.as_deref()));
+                }
             }
         }
         self.enter_directories(new);

@@ -1,6 +1,6 @@
 //! The state of reading one Python block, and what an expression may evaluate to.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -32,6 +32,10 @@ pub(super) struct Reader<'s, 'p, 't> {
     pub(super) aliases: HashMap<String, String>,
     /// Names → the expressions assigned to them (anywhere in the block).
     pub(super) names: HashMap<String, Vec<Binding<'t>>>,
+    /// Functions defined in the block → the calls of them by name.
+    pub(super) calls: HashMap<String, Vec<Node<'t>>>,
+    /// Names used as values (not called): a function among them is handed on.
+    pub(super) referenced: HashSet<String>,
     /// The working directories the block may be in (`None`: one oi cannot know): where it
     /// started, and where its `os.chdir` calls may have taken it.
     pub(super) cwds: Vec<Option<String>>,

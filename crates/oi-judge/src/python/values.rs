@@ -68,7 +68,17 @@ impl Reader<'_, '_, '_> {
                 vec![Value::List(items)]
             }
             "binary_operator" => self.binary(node, depth),
-            "identifier" => self.name(text, depth),
+            "identifier" => {
+                let mut values = self.name(text, depth);
+                if let Some(parameter) = self.parameter_values(node, text, depth) {
+                    if self.names.contains_key(text) {
+                        values.extend(parameter);
+                    } else {
+                        values = parameter;
+                    }
+                }
+                values
+            }
             "attribute" => match self.qualified(node).as_deref() {
                 Some("os.sep" | "os.path.sep") => vec![Value::Str(Field::lit("/"))],
                 Some("os.curdir" | "os.path.curdir") => vec![Value::Str(Field::lit("."))],

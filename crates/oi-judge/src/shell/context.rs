@@ -59,7 +59,7 @@ impl Context for Walker<'_, '_> {
                 .env
                 .cwds
                 .iter()
-                .map(|cwd| resolve::resolve_dir(&text, cwd.as_deref()))
+                .flat_map(|cwd| resolve::resolve_dirs(&text, cwd.as_deref()))
                 .collect(),
         };
         for dir in &new {
@@ -107,9 +107,10 @@ impl Context for Walker<'_, '_> {
         let saved = (self.env.cwds.clone(), self.last_cd.clone());
         let mut cwds: Vec<Option<String>> = Vec::new();
         for cwd in &saved.0 {
-            let new = resolve::resolve_dir(&text, cwd.as_deref());
-            if !cwds.contains(&new) {
-                cwds.push(new);
+            for new in resolve::resolve_dirs(&text, cwd.as_deref()) {
+                if !cwds.contains(&new) {
+                    cwds.push(new);
+                }
             }
         }
         self.env.cwds = cwds;
