@@ -283,6 +283,30 @@ async fn code_for_approval_shows_what_it_hides_in_chromium() {
     browser.goto(&format!("http://{}/", server.addr())).await;
     browser.wait_for(CONNECTED, 15, "the socket").await;
 
+    let table = browser
+        .js(
+            "return typeof OI_VISIBLE === 'object' && OI_VISIBLE.unicode;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(table, json!("16.0.0"), "the page loads visible_table.js");
+
+    // The page's escaping is oi-core's: every shared vector comes out the same, from the
+    // function that draws code (and from the generated table's own).
+    let vectors = vectors();
+    assert!(vectors.len() > 20, "{vectors:?}");
+    let page = browser
+        .js(
+            "return arguments[0].map((v) => [v.name, shownText(v.input).textContent, hiddenChars(v.input).length, OI_VISIBLE.show(v.input).text]);",
+            json!([vectors]),
+        )
+        .await;
+    let rust: Vec<Value> = vectors
+        .iter()
+        .map(|v| json!([v["name"], v["shown"], v["hidden"], v["shown"]]))
+        .collect();
+    assert_eq!(page, json!(rust));
+
     // Unicode tag characters: each one an escape, and a warning that names them.
     let shown = shown_for_approval(&browser, "tags").await;
     let payload = tags("open('tagged.txt', 'w')");
@@ -374,43 +398,5 @@ async fn code_for_approval_shows_what_it_hides_in_chromium() {
     assert!(errors.is_empty(), "console errors: {errors:?}");
     assert!(!work.path().join("tagged.txt").exists());
     assert!(!work.path().join("blank.txt").exists());
-    browser.quit().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
-async fn the_page_shows_code_by_oi_cores_rule_in_chromium() {
-    if webdriver::skip_reason().is_some() {
-        return;
-    }
-    let model = ScriptedServer::start(model_script()).await.unwrap();
-    let server = Launch::new(&model.base_url()).asking().start();
-    let browser = Browser::start().await;
-    browser.goto(&format!("http://{}/", server.addr())).await;
-    browser.wait_for(CONNECTED, 15, "the socket").await;
-    let table = browser
-        .js(
-            "return typeof OI_VISIBLE === 'object' && OI_VISIBLE.unicode;",
-            json!([]),
-        )
-        .await;
-    assert_eq!(table, json!("16.0.0"), "the page loads visible_table.js");
-
-    // The page's escaping is oi-core's: every shared vector comes out the same, from the
-    // function that draws code (and from the generated table's own).
-    let vectors = vectors();
-    assert!(vectors.len() > 20, "{vectors:?}");
-    let page = browser
-        .js(
-            "return arguments[0].map((v) => [v.name, shownText(v.input).textContent, hiddenChars(v.input).length, OI_VISIBLE.show(v.input).text]);",
-            json!([vectors]),
-        )
-        .await;
-    let rust: Vec<Value> = vectors
-        .iter()
-        .map(|v| json!([v["name"], v["shown"], v["hidden"], v["shown"]]))
-        .collect();
-    assert_eq!(page, json!(rust));
-
     browser.quit().await;
 }
