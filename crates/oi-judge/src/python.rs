@@ -49,6 +49,7 @@ pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
         aliases: HashMap::new(),
         names: HashMap::new(),
         calls: HashMap::new(),
+        method_calls: HashMap::new(),
         referenced: HashSet::new(),
         cwds: cwds.to_vec(),
     };
@@ -91,13 +92,27 @@ impl<'t> Reader<'_, '_, 't> {
                         self.bind(left, Binding::ElementOf(right));
                     }
                 }
-                "call" => {
-                    if let Some(function) = node
-                        .child_by_field_name("function")
-                        .filter(|f| f.kind() == "identifier")
-                    {
-                        let name = self.text(function).to_owned();
+                "call" => match node.child_by_field_name("function") {
+                    Some(f) if f.kind() == "identifier" => {
+                        let name = self.text(f).to_owned();
                         self.calls.entry(name).or_default().push(node);
+                    }
+                    Some(f) if f.kind() == "attribute" => {
+                        if let Some(method) = f.child_by_field_name("attribute") {
+                            let name = self.text(method).to_owned();
+                            self.method_calls.entry(name).or_default().push(node);
+                        }
+                    }
+                    _ => {}
+                },
+                // `map(self.run, …)`: a method handed on as a value.
+                "attribute" => {
+                    let called = node
+                        .parent()
+                        .and_then(|p| p.child_by_field_name("function"))
+                        .is_some_and(|f| f.id() == node.id());
+                    if let Some(name) = node.child_by_field_name("attribute").filter(|_| !called) {
+                        self.referenced.insert(self.text(name).to_owned());
                     }
                 }
                 "identifier" => {

@@ -34,17 +34,42 @@ impl<'t> Reader<'_, '_, 't> {
             .child_by_field_name("name")
             .map(|n| self.text(n))
             .unwrap_or_default();
-        let method = function
+        // A method (`def run(self, cmd)` in a class): called as `x.run(…)`, its first
+        // parameter the object (unless it is a static method).
+        let decorated = function
+            .parent()
+            .filter(|p| p.kind() == "decorated_definition");
+        let method = decorated
+            .unwrap_or(function)
             .parent()
             .and_then(|body| body.parent())
             .is_some_and(|p| p.kind() == "class_definition");
-        let calls = self.calls.get(function_name);
-        if method || self.referenced.contains(function_name) || calls.is_none() {
+        let unbound = decorated.is_some_and(|d| self.text(d).contains("@staticmethod"));
+        let (calls, shift) = if method {
+            (self.method_calls.get(function_name), usize::from(!unbound))
+        } else {
+            (self.calls.get(function_name), 0)
+        };
+        if self.referenced.contains(function_name) || calls.is_none() {
             return Some(vec![Value::Unknown]);
         }
+        let parameter = Parameter {
+            position: match parameter.position {
+                Some(p) if p >= shift => Some(p - shift),
+                Some(_) => return Some(vec![Value::Unknown]),
+                None => None,
+            },
+            ..parameter
+        };
         let mut out = Vec::new();
         for call in calls.into_iter().flatten() {
             match self.argument_for(*call, name, &parameter) {
+                // The parameter passed on as it is from inside the function (`subprocess.run(cmd)`
+                // in `def run(self, cmd)`, a recursive call): nothing new.
+                Some(Some(argument))
+                    if argument.kind() == "identifier"
+                        && self.text(argument) == name
+                        && function.byte_range().contains(&call.start_byte()) => {}
                 Some(Some(argument)) => out.extend(self.values(argument, depth + 1)),
                 Some(None) => out.push(Value::Unknown),
                 None => {}

@@ -32,8 +32,10 @@ pub(super) struct Reader<'s, 'p, 't> {
     pub(super) aliases: HashMap<String, String>,
     /// Names → the expressions assigned to them (anywhere in the block).
     pub(super) names: HashMap<String, Vec<Binding<'t>>>,
-    /// Functions defined in the block → the calls of them by name.
+    /// Names → the calls of them by name (`run(…)`).
     pub(super) calls: HashMap<String, Vec<Node<'t>>>,
+    /// Attribute names → the calls of them as methods (`x.run(…)`).
+    pub(super) method_calls: HashMap<String, Vec<Node<'t>>>,
     /// Names used as values (not called): a function among them is handed on.
     pub(super) referenced: HashSet<String>,
     /// The working directories the block may be in (`None`: one oi cannot know): where it

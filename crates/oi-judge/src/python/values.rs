@@ -175,6 +175,28 @@ impl Reader<'_, '_, '_> {
                     (Value::List(a), Value::List(b)) if separator.is_empty() => {
                         Value::List([a.clone(), b.clone()].concat())
                     }
+                    // Known text or items with an unknown part: the known part is still read
+                    // (`'ls ' + path`, `['wc', '-l'] + files`).
+                    (Value::Str(a), Value::Unknown) if separator.is_empty() => {
+                        let mut field = a.clone();
+                        field.segs.push(unknown_seg(self.text(right)));
+                        Value::Str(field)
+                    }
+                    (Value::Unknown, Value::Str(b)) if separator.is_empty() => {
+                        let mut field = Field::unknown(self.text(left), false);
+                        field.segs.extend(b.segs.iter().cloned());
+                        Value::Str(field)
+                    }
+                    (Value::List(a), Value::Unknown) if separator.is_empty() => {
+                        let mut items = a.clone();
+                        items.push(Field::unknown(self.text(right), false));
+                        Value::List(items)
+                    }
+                    (Value::Unknown, Value::List(b)) if separator.is_empty() => {
+                        let mut items = vec![Field::unknown(self.text(left), false)];
+                        items.extend(b.iter().cloned());
+                        Value::List(items)
+                    }
                     _ => Value::Unknown,
                 });
             }
