@@ -2,6 +2,7 @@
 //! looked through, code handed to shells and interpreters is read in turn, and the commands
 //! that destroy data are checked against the protected places.
 
+mod computed;
 mod disks;
 mod effects;
 mod fan_out;
@@ -129,6 +130,7 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
         return Output::Unknown;
     }
     let Some(path) = program.known() else {
+        computed::program(w, program);
         unreadable_program(w, program, args);
         return passed_on(stdin);
     };
@@ -192,6 +194,7 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
                 );
                 return Output::Unknown;
             }
+            computed::code(w, &script);
             w.nested_shell(&script, &[])
         }
         "source" | "." => {

@@ -79,6 +79,7 @@ pub(super) fn shell(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Out
             ));
             return Output::Unknown;
         }
+        super::computed::code(w, script);
         return w.nested_shell(script, positional);
     }
     match rest.first() {
@@ -164,6 +165,7 @@ pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Ou
                 "it runs decoded code with {name} -c (an encoded payload oi cannot read)"
             ));
         } else {
+            super::computed::code(w, &code);
             w.nested_python(&code);
         }
         return;
@@ -197,7 +199,10 @@ pub(super) fn interpreter(w: &mut dyn Context, name: &str, args: &[Field], stdin
         Some(code) if code.decoded() => w.block(format!(
             "it runs decoded code with {name} (an encoded payload oi cannot read)"
         )),
-        Some(code) => w.nested_foreign(&code),
+        Some(code) => {
+            super::computed::code(w, &code);
+            w.nested_foreign(&code);
+        }
         None if args.iter().all(is_option) => run_stdin(w, name, stdin, Language::Other),
         None => {}
     }
