@@ -4,7 +4,7 @@
 //! a `cd` through one), a Python working directory the reader must follow (`os.chdir`,
 //! `cwd=`), `find` tests that narrow to exactly the home directory (`-path`, `-samefile`),
 //! and `exec` of a string computed at run time (shifted characters, Unicode TAG characters,
-//! reversed text), and paths through links (one the block makes with `ln -s`, one planted
+//! reversed text; in the shell, `eval "$(cat payload.sh)"`), and paths through links (one the block makes with `ln -s`, one planted
 //! on disk before). Each of these deleted a canary home before; now each is refused and the
 //! canary survives. With `--no_hard_deny` one of each class really deletes it, so the
 //! attacks are real on this machine.
@@ -19,8 +19,8 @@ use oi_common::{Oi, start_server, text};
 use oi_testkit::Reply;
 
 /// A canary home: `ROOT/home` holding a file and a tree, with `ROOT/work` as the working
-/// directory (the attacks reach the home through its parent `ROOT`) and a link
-/// `ROOT/planted` to `/` already on disk.
+/// directory (the attacks reach the home through its parent `ROOT`), a link `ROOT/planted`
+/// to `/` already on disk, and `ROOT/payload.sh` deleting `$HOME`.
 struct Canary {
     root: tempfile::TempDir,
 }
@@ -35,6 +35,7 @@ impl Canary {
         std::fs::write(home.join("work/deep/notes.txt"), "mine").unwrap();
         // A link earlier code could have planted: `ROOT/planted` → `/`.
         std::os::unix::fs::symlink("/", root.path().join("planted")).unwrap();
+        std::fs::write(root.path().join("payload.sh"), "rm -rf \"$HOME\"\n").unwrap();
         Canary { root }
     }
 
@@ -130,6 +131,8 @@ fn attacks(parent: &str, home: &Path) -> Vec<(String, String)> {
             shifted(&payload, 0xE0000)
         )),
         python(format!("exec('{reversed}'[::-1])")),
+        // Its shell twin: code read from a file at run time.
+        shell(format!("eval \"$(cat {parent}/payload.sh)\"")),
     ]
 }
 

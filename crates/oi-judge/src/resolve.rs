@@ -1,5 +1,5 @@
-//! Where a path written in code leads, as far as oi can tell without the file system: the
-//! judge decides on this, not on the spelling. Components are taken left to right as the
+//! Where a path written in code leads, as far as oi can tell before the code runs: the judge
+//! decides on this, not on the spelling. Components are taken left to right as the
 //! kernel does — `.` and `//` vanish, `..` drops the previous component — and a component
 //! that completes one of the kernel's magic links (`/proc/<pid>/root`, `…/cwd`, `…/fd/<n>`,
 //! `…/map_files/<x>`, `…/exe`, `/dev/fd/<n>`, `/dev/stdin`, …) is replaced by where it
