@@ -3,11 +3,11 @@
 //! `/proc/self/root` (`/proc/self/./root$HOME`, `//proc/…`, `/./proc/…`, `/proc/./self/…`,
 //! a `cd` through one), a Python working directory the reader must follow (`os.chdir`,
 //! `cwd=`), `find` tests that narrow to exactly the home directory (`-path`, `-samefile`),
-//! and `exec` of a string computed at run time (shifted characters, Unicode TAG characters,
-//! reversed text; in the shell, `eval "$(cat payload.sh)"`), and paths through links (one the block makes with `ln -s`, one planted
-//! on disk before). Each of these deleted a canary home before; now each is refused and the
-//! canary survives. With `--no_hard_deny` one of each class really deletes it, so the
-//! attacks are real on this machine.
+//! `exec` of a string computed at run time (shifted characters, Unicode TAG characters,
+//! reversed text; in the shell, `eval "$(cat payload.sh)"`), and paths through links (one
+//! the block makes with `ln -s`, one planted on disk before). Each of these deleted a canary
+//! home before; now each is refused and the canary survives. With `--no_hard_deny` one of
+//! each class really deletes it, so the attacks are real on this machine.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
