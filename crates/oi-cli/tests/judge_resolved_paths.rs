@@ -169,3 +169,51 @@ fn one_attack_of_each_class_really_deletes_the_home_when_hard_deny_is_off() {
         );
     }
 }
+
+/// The session is persistent, so a directory changed in one block is where the next block
+/// starts: `os.chdir(ROOT)` (or `cd ROOT`) in one block, then a relative `rmtree('home')`
+/// (or `rm -rf home`) in the next. The judge reads the next block against the session's real
+/// directory (its interpreter's `/proc/<pid>/cwd`), not oi's starting one.
+#[test]
+fn a_directory_changed_in_an_earlier_block_is_where_the_next_block_is_judged() {
+    for (language, step, attack) in [
+        (
+            "python",
+            "import os\nos.chdir({parent:?})\nprint('moved')",
+            "import shutil\nshutil.rmtree('home')",
+        ),
+        ("shell", "cd {parent} && echo moved", "rm -rf home"),
+    ] {
+        let canary = Canary::new();
+        let parent = canary.parent();
+        let step = step
+            .replace("{parent:?}", &format!("{parent:?}"))
+            .replace("{parent}", &parent);
+        let blocks = [
+            (language.to_owned(), step),
+            (language.to_owned(), attack.to_owned()),
+        ];
+        let out = canary.oi(&["-y"], &blocks);
+        assert!(
+            out.contains("moved"),
+            "{language}: the first block ran:\n{out}"
+        );
+        assert_eq!(
+            (canary.intact(), out.matches("oi blocked this code").count()),
+            (true, 1),
+            "{language}: the second block is refused and the home survives:\n{out}"
+        );
+        // Control: with hard-deny off the same two blocks really delete it.
+        let control = Canary::new();
+        let parent = control.parent();
+        let blocks: Vec<(String, String)> = blocks
+            .iter()
+            .map(|(l, c)| (l.clone(), c.replace(&canary.parent(), &parent)))
+            .collect();
+        let out = control.oi(&["-y", "--no_hard_deny"], &blocks);
+        assert!(
+            !control.intact(),
+            "{language}: with --no_hard_deny it deletes:\n{out}"
+        );
+    }
+}

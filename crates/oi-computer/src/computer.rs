@@ -288,6 +288,13 @@ impl Computer for LocalComputer {
         runtime.spawn(crate::run::prepare_session(slot, config));
     }
 
+    fn session_dir(&self, language: &str) -> oi_core::computer::SessionDir {
+        match Language::find(language) {
+            Some(language) if !language.is_shown() => self.slots[language.index()].session_dir(),
+            _ => oi_core::computer::SessionDir::NotStarted,
+        }
+    }
+
     fn stop(&self) {
         self.shooters.kill_all();
         for slot in &self.slots {

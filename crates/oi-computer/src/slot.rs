@@ -63,6 +63,23 @@ impl Slot {
         self.set_handle(None);
     }
 
+    /// Where the live session's interpreter is now (its `/proc/<pid>/cwd`): an earlier block
+    /// may have changed directory. A live session whose directory cannot be read is
+    /// [`SessionDir::Unknown`](oi_core::computer::SessionDir::Unknown).
+    pub(crate) fn session_dir(&self) -> oi_core::computer::SessionDir {
+        use oi_core::computer::SessionDir;
+        let Some(handle) = self.handle() else {
+            return SessionDir::NotStarted;
+        };
+        if !handle.usable() {
+            return SessionDir::NotStarted;
+        }
+        match std::fs::read_link(format!("/proc/{}/cwd", handle.pgid())) {
+            Ok(dir) if dir.is_absolute() => SessionDir::At(dir),
+            _ => SessionDir::Unknown,
+        }
+    }
+
     /// Takes the live session's handle out of the slot (terminate, drop).
     pub(crate) fn take_handle(&self) -> Option<Arc<Handle>> {
         self.handle.lock().unwrap_or_else(|e| e.into_inner()).take()

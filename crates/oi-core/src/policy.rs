@@ -60,6 +60,20 @@ pub struct Rules {
     pub cwd: Option<PathBuf>,
 }
 
+impl Rules {
+    /// The rules for judging a block of a session that is in `dir`: relative paths are read
+    /// against where the session really is (an earlier block may have changed directory),
+    /// and are unknown places when that cannot be read.
+    pub fn in_session(mut self, dir: crate::computer::SessionDir) -> Rules {
+        match dir {
+            crate::computer::SessionDir::NotStarted => {}
+            crate::computer::SessionDir::At(path) => self.cwd = Some(path),
+            crate::computer::SessionDir::Unknown => self.cwd = None,
+        }
+        self
+    }
+}
+
 /// Decides, before anything runs, what happens to one code block under the rules in force.
 ///
 /// Implementations must be pure and bounded (the respond loop calls [`Judge::judge`] on a

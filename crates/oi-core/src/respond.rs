@@ -433,6 +433,7 @@ pub(crate) fn respond(ctx: TurnContext) -> impl Stream<Item = TurnEvent> + Send 
                 CodePlan::Run { language, code } => {
                     // The code block is complete: its `end` flag goes out before anything runs.
                     if let Some(end) = store.close() { yield end; }
+                    let rules = rules.clone().in_session(ctx.computer.session_dir(&language));
                     let verdict = judge_block(&ctx.judge, &rules, &language, &code).await;
                     tracing::info!(%language, ?verdict, "approval rules judged the block");
                     let decision = match verdict {

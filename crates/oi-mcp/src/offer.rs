@@ -61,6 +61,13 @@ impl Computer for McpComputer {
         }
     }
 
+    fn session_dir(&self, language: &str) -> oi_core::computer::SessionDir {
+        if is_mcp(language) {
+            return oi_core::computer::SessionDir::NotStarted;
+        }
+        self.inner.session_dir(language)
+    }
+
     fn tools(&self) -> Vec<OfferedTool> {
         let mut tools = self.inner.tools();
         tools.extend(offered_tools(&self.clients));

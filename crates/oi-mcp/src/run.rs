@@ -63,7 +63,9 @@ pub(crate) async fn execute(
             names.join(", ")
         ));
     };
-    let mut rules = settings.rules();
+    let mut rules = settings
+        .rules()
+        .in_session(computer.session_dir(&language.name));
     if rules.policy == ApprovalPolicy::NeverRun {
         return refusal("oi's settings say never to run code (approval_policy: never-run).");
     }

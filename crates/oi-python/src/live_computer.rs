@@ -185,6 +185,13 @@ impl Computer for LiveComputer {
         Computer::run(&*self.local(), language, code, policy)
     }
 
+    fn session_dir(&self, language: &str) -> oi_core::computer::SessionDir {
+        match self.built() {
+            Some(local) => local.session_dir(language),
+            None => oi_core::computer::SessionDir::NotStarted,
+        }
+    }
+
     fn stop(&self) {
         for custom in self.customs() {
             custom.call("stop");
