@@ -147,8 +147,11 @@ async fn limits_tightened_over_the_network_hold_for_the_next_block() {
 }
 
 /// Issue 21 round 3 (b): code makes `sub`, the workspace is narrowed to it over the network
-/// (stricter, so accepted, and stored canonical), the code renames `sub` away and links `/`
-/// there. The next block's session is refused, saying why, and writes nothing outside.
+/// (stricter, so accepted, and stored canonical), then `sub` is renamed away and `/` linked
+/// there. The next block's session is refused, saying why, and writes nothing outside. (Since
+/// issue 34 sandboxed code cannot do the swap itself — the workspace is a mount point of its
+/// write wall, `EBUSY` — so the swap is made from outside, as another process of the user
+/// could; `sandbox_swaps.rs` checks the `EBUSY`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_narrowed_workspace_swapped_for_a_link_starts_no_session() {
     if !can_run("a_narrowed_workspace_swapped_for_a_link_starts_no_session") {
@@ -159,11 +162,6 @@ async fn a_narrowed_workspace_swapped_for_a_link_starts_no_session() {
     let model = ScriptedServer::start(Script::new([
         Reply::tool_call("python", "import os\nos.mkdir('sub')\nprint('MADE')"),
         Reply::text("Made."),
-        Reply::tool_call(
-            "python",
-            "import os\nsub = os.getcwd()\nos.chdir('/tmp')\nos.rename(sub, sub + '.old')\nos.symlink('/', sub)\nprint('SWAPPED', os.path.islink(sub))",
-        ),
-        Reply::text("Swapped."),
         Reply::tool_call(
             "shell",
             &format!("echo escaped > {} && echo WROTE-OUTSIDE", escaped.display()),
@@ -186,14 +184,13 @@ async fn a_narrowed_workspace_swapped_for_a_link_starts_no_session() {
     let sub = work.canonicalize().unwrap().join("sub");
     let narrowed = serde_json::json!({"sandbox": {"workspace": sub}}).to_string();
     patch(&server.addr(), &narrowed).await;
-    let out = turn(&mut ws, "swap it").await;
-    let swapped = out.contains("SWAPPED True");
+    std::fs::rename(&sub, sub.with_extension("old")).unwrap();
+    std::os::unix::fs::symlink("/", &sub).unwrap();
     let out_next = turn(&mut ws, "write outside").await;
     // Put things back before asserting: nothing may be left that leads to `/`.
     if sub.is_symlink() {
         std::fs::remove_file(&sub).unwrap();
     }
-    assert!(swapped, "{out}");
     assert!(
         !escaped.exists(),
         "the next session wrote outside: {out_next}"
