@@ -121,7 +121,9 @@ mod tests {
             assert!(found.is_some(), "{path}");
             total += found.map_or(0, |a| a.body.len());
         }
-        assert!(total < 60 * 1024, "the page weighs {total} bytes");
+        // 60 KiB of the page's own files, plus ~21 KB of oi-core's generated visibility
+        // table (issue 34).
+        assert!(total < 80 * 1024, "the page weighs {total} bytes");
         assert!(!is_asset("/"), "/ is checked by the door itself");
         assert!(!is_asset("/static/app.js/"));
         assert!(!is_asset("//favicon.svg"));
