@@ -98,6 +98,8 @@ try:
     attempt("chmod setuid", lambda: os.chmod("ws-tool", 0o4755), "ws ")
     attempt("fchmod setgid", lambda: with_fd("ws-tool", os.O_RDONLY, lambda fd: os.fchmod(fd, 0o2755)), "ws ")
     attempt("create setuid", lambda: os.close(os.open("ws-made", os.O_CREAT | os.O_WRONLY, 0o4755)), "ws ")
+    attempt("mknod setuid", lambda: os.mknod("ws-node", stat.S_IFREG | 0o6755), "ws ")
+    attempt("mknod setgid in tmp", lambda: os.mknod("/tmp/oi-ws-node-%d" % os.getpid(), stat.S_IFREG | 0o2755), "ws ")
 except OSError as e:
     print("ws unwritable", e.errno)
 print("attempts done")
@@ -264,7 +266,13 @@ fn workspace_mode_changes_no_host_file_in_any_way_and_makes_no_setuid_program() 
     assert!(text.contains("refused setxattr user 30"), "{text}");
     // The workspace is writable, but set-ID bits are refused there too (EPERM).
     assert!(text.contains("ws changed chmod"), "{text}");
-    for name in ["chmod setuid", "fchmod setgid", "create setuid"] {
+    for name in [
+        "chmod setuid",
+        "fchmod setgid",
+        "create setuid",
+        "mknod setuid",
+        "mknod setgid in tmp",
+    ] {
         assert!(
             text.contains(&format!("ws refused {name} 1")),
             "{name}: {text}"
@@ -273,6 +281,7 @@ fn workspace_mode_changes_no_host_file_in_any_way_and_makes_no_setuid_program() 
     let tool = std::fs::metadata(work.path().join("ws-tool")).unwrap();
     assert_eq!(tool.mode() & 0o6000, 0, "{text}");
     assert!(!work.path().join("ws-made").exists(), "{text}");
+    assert!(!work.path().join("ws-node").exists(), "{text}");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! extended attributes change at all.
 //!
 //! - `chmod`, `fchmod`, `fchmodat`, `fchmodat2` with a mode holding `S_ISUID` or `S_ISGID`,
-//!   and `open`, `openat`, `creat` with such a mode, fail with `EPERM`: as root, code could
+//!   and `open`, `openat`, `creat`, `mknod`, `mknodat` with such a mode, fail with `EPERM`
+//!   (an empty set-ID file keeps its bit when root later writes a program into it): as root, code could
 //!   otherwise leave a set-user-ID root program in the workspace for any local user to run.
 //!   `openat2` fails with `ENOSYS` (its mode is behind a pointer a filter cannot read; C
 //!   libraries fall back to `openat`).
@@ -80,9 +81,11 @@ pub(crate) fn files(readonly: bool, times: bool) -> Option<Vec<sock_filter>> {
     ops.extend([
         Op::Eq(nr(libc::SYS_chmod)?, Some(Label::ModeArg1), None),
         Op::Eq(nr(libc::SYS_creat)?, Some(Label::ModeArg1), None),
+        Op::Eq(nr(libc::SYS_mknod)?, Some(Label::ModeArg1), None),
         Op::Eq(nr(libc::SYS_open)?, Some(Label::ModeArg2), None),
     ]);
     ops.extend([
+        Op::Eq(nr(libc::SYS_mknodat)?, Some(Label::ModeArg2), None),
         Op::Eq(nr(libc::SYS_fchmod)?, Some(Label::ModeArg1), None),
         Op::Eq(nr(libc::SYS_fchmodat)?, Some(Label::ModeArg2), None),
         Op::Eq(FCHMODAT2, Some(Label::ModeArg2), None),
@@ -140,6 +143,15 @@ mod tests {
                 libc::SECCOMP_RET_ALLOW
             );
             assert_eq!(call(&p, 437, [0; 6]), errno(libc::ENOSYS));
+            let regular = u64::from(libc::S_IFREG);
+            assert_eq!(
+                call(&p, libc::SYS_mknodat, [0, 0, regular | 0o6755, 0, 0, 0]),
+                EPERM
+            );
+            assert_eq!(
+                call(&p, libc::SYS_mknodat, [0, 0, regular | 0o644, 0, 0, 0]),
+                libc::SECCOMP_RET_ALLOW
+            );
             let plain = call(&p, libc::SYS_fchmod, [3, 0o755, 0, 0, 0, 0]);
             if readonly {
                 assert_eq!(plain, EPERM);
@@ -151,6 +163,14 @@ mod tests {
                 assert_eq!(call(&p, libc::SYS_chmod, [0, 0o4755, 0, 0, 0, 0]), EPERM);
                 assert_eq!(call(&p, libc::SYS_creat, [0, 0o2700, 0, 0, 0, 0]), EPERM);
                 assert_eq!(call(&p, libc::SYS_open, [0, 0o100, 0o4700, 0, 0, 0]), EPERM);
+                assert_eq!(
+                    call(
+                        &p,
+                        libc::SYS_mknod,
+                        [0, u64::from(libc::S_IFREG) | 0o4755, 0, 0, 0, 0]
+                    ),
+                    EPERM
+                );
             }
         }
     }
