@@ -162,7 +162,7 @@ fn absolute(path: &Path) -> PathBuf {
 fn save_messages(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::Result<()> {
     let path = json_path(argument);
     let json = serde_json::to_string_pretty(&interpreter.messages()).map_err(io::Error::other)?;
-    match std::fs::write(&path, json) {
+    match crate::export_file::write_no_follow(&path, json.as_bytes()) {
         Ok(()) => out.md(&format!(
             "> messages json export to {}\n",
             absolute(&path).display()
@@ -449,10 +449,7 @@ fn jupyter(argument: &str, interpreter: &Interpreter, out: &mut Doc<'_>) -> io::
 }
 
 fn write_export(path: &Path, text: &str, what: &str, out: &mut Doc<'_>) -> io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        let _ = std::fs::create_dir_all(parent);
-    }
-    match std::fs::write(path, text) {
+    match crate::export_file::write_no_follow(path, text.as_bytes()) {
         Ok(()) => out.md(&format!(
             "{what} exported to {}\n",
             absolute(path).display()

@@ -9,6 +9,7 @@ mod cost;
 mod display;
 mod doc;
 mod errors;
+mod export_file;
 mod first_contact;
 mod highlight;
 mod images;
