@@ -82,9 +82,11 @@ pub(crate) async fn execute(
         Ok(Verdict::Block(reason)) => return refusal(reason),
         Err(_) => return refusal("oi blocked this code: it could not be judged."),
     }
-    if let Err(full) = sessions.hold_slot(call.session, &language.name) {
-        return refusal(full);
-    }
+    // Held while the code runs: a reset meanwhile does not free the slot of this interpreter.
+    let _slot = match sessions.hold_slot(call.session, &language.name, &computer) {
+        Ok(slot) => slot,
+        Err(refused) => return refusal(refused),
+    };
     let mut stream = Computer::run(&*computer, &language.name, call.code, &settings.computer);
     let mut collected = Collected::default();
     let started = Instant::now();

@@ -30,10 +30,11 @@ pub fn fixed(settings: Settings) -> LiveSettings {
 }
 
 /// One open session: its computer, and a slot for each language whose interpreter it
-/// started.
+/// started (shared with the calls running on it, so a slot outlives a reset until the last
+/// call on the reset computer has ended).
 struct Open {
     computer: Arc<LocalComputer>,
-    slots: BTreeMap<String, Slot>,
+    slots: BTreeMap<String, Arc<Slot>>,
 }
 
 /// One connection's sessions, by name.
@@ -106,19 +107,28 @@ impl Sessions {
         Ok(computer)
     }
 
-    /// Holds a slot for `language`'s interpreter in session `name` (taken on its first run,
-    /// kept until the session ends); the sentence to answer when every slot is taken or the
-    /// session is not open.
-    pub fn hold_slot(&self, name: &str, language: &str) -> Result<(), String> {
+    /// The slot of `language`'s interpreter in session `name`, whose computer is `computer`
+    /// (taken on its first run, kept until the session ends and every call holding it has
+    /// ended: the caller keeps it while its code runs); the sentence to answer when every slot
+    /// is taken, or when the session was reset since `computer` was looked up (nothing then
+    /// runs on the ended computer).
+    pub fn hold_slot(
+        &self,
+        name: &str,
+        language: &str,
+        computer: &Arc<LocalComputer>,
+    ) -> Result<Arc<Slot>, String> {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(session) = open.get_mut(name) else {
-            return Err(format!("Session {name} was reset meanwhile; call again."));
-        };
-        if !session.slots.contains_key(language) {
-            let slot = self.slots.take()?;
-            session.slots.insert(language.to_owned(), slot);
+        let session = open
+            .get_mut(name)
+            .filter(|session| Arc::ptr_eq(&session.computer, computer))
+            .ok_or_else(|| format!("Session {name} was reset meanwhile; call again."))?;
+        if let Some(slot) = session.slots.get(language) {
+            return Ok(Arc::clone(slot));
         }
-        Ok(())
+        let slot = Arc::new(self.slots.take()?);
+        session.slots.insert(language.to_owned(), Arc::clone(&slot));
+        Ok(slot)
     }
 
     /// The computer of session `name` if it is open.

@@ -146,7 +146,8 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
     // its limit. Nothing is held while the request runs; the interpreters a call starts are
     // capped by oi-mcp's slots, whatever the headers say.
     let opens_one = request.method() == axum::http::Method::POST
-        && !request.headers().contains_key("mcp-session-id");
+        && !request.headers().contains_key("mcp-session-id")
+        && !stateless_protocol(request.headers());
     if opens_one && let Err(full) = mcp.admit().await {
         return (
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
@@ -158,6 +159,15 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
         Ok(response) => response.into_response(),
         Err(never) => match never {},
     }
+}
+
+/// Whether a request names an MCP protocol without sessions (2026-07-28 and later): it opens
+/// no MCP session, so only the interpreter slots bound it.
+fn stateless_protocol(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|version| version.trim() >= "2026-07-28")
 }
 
 async fn heartbeat() -> Json<Value> {
