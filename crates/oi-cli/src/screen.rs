@@ -4,7 +4,7 @@
 //! line (spinner, elapsed time) while nothing else is written. Only CSI sequences are used
 //! (cursor up, erase), so no program output can be confused with them.
 
-use crate::style::{MUTED, Span, render, rows, spans_width, width};
+use crate::style::{MUTED, Span, render, rows, spans_sure_width, spans_width, width};
 
 /// The streaming cursor shown after a message's last character while the model writes.
 const CURSOR: &str = "●";
@@ -18,6 +18,10 @@ pub struct Screen {
     height: usize,
     /// Columns written since the start of the current, unfinished line.
     live: usize,
+    /// The fewest columns those can take on any terminal: an erase moves up by this, so it
+    /// never reaches a row above the live line when the terminal's character widths differ
+    /// from oi's (it may then leave a row of the raw text, never hide one above).
+    live_sure: usize,
     /// Rows the last [`replace`](Self::replace) or [`draft`](Self::draft) wrote as a block
     /// (a paragraph or a table being drawn), which the next one may erase too.
     block: usize,
@@ -40,6 +44,7 @@ impl Screen {
             cols: cols.max(1),
             height: height.max(2),
             live: 0,
+            live_sure: 0,
             block: 0,
             drafted: false,
             drawn: Vec::new(),
@@ -99,6 +104,7 @@ impl Screen {
         let mut out = self.settle();
         out.push_str(&render(spans, true));
         self.live += spans_width(spans);
+        self.live_sure += spans_sure_width(spans);
         out
     }
 
@@ -107,6 +113,7 @@ impl Screen {
         let mut out = self.settle();
         out.push('\n');
         self.live = 0;
+        self.live_sure = 0;
         self.block = 0;
         self.drafted = false;
         out
@@ -134,7 +141,7 @@ impl Screen {
         let live = if self.live == 0 {
             0
         } else {
-            rows(self.live, self.cols) - 1
+            rows(self.live_sure, self.cols) - 1
         };
         live + above
     }
@@ -169,6 +176,7 @@ impl Screen {
         out.push_str("\r\x1b[J");
         let Some((last, done)) = rows_out.split_last() else {
             self.live = 0;
+            self.live_sure = 0;
             self.block = 0;
             self.drafted = false;
             return Some(out);
@@ -179,6 +187,7 @@ impl Screen {
         }
         out.push_str(&render(last, true));
         self.live = spans_width(last).max(1);
+        self.live_sure = spans_sure_width(last);
         self.block = done.len();
         self.drafted = true;
         self.drawn = rows_out.to_vec();
@@ -238,6 +247,7 @@ impl Screen {
             out.push('\n');
         }
         self.live = 0;
+        self.live_sure = 0;
         self.block = rows_out.len().saturating_sub(keep);
         self.drafted = false;
         (out, true)
@@ -291,6 +301,29 @@ mod tests {
         assert!(done);
         assert_eq!(out, "\x1b[2A\r\x1b[Jstyled\n");
         assert!(screen.at_line_start());
+    }
+
+    /// Review of issue 34: 150 × U+17D8 (3 columns to oi, 1 to glibc and tmux) made the
+    /// redraw of a finished code line move up 4 rows on a 100-column terminal and erase the
+    /// code lines above it, which were never drawn again.
+    #[test]
+    fn an_erase_never_reaches_above_the_line_whatever_the_terminal_counts() {
+        let khmer = format!("# {}", "\u{17d8}".repeat(150));
+        let mut screen = Screen::new(100, 40);
+        let _ = screen.write(&[Span::new(crate::style::NORMAL, khmer)]);
+        let (out, redrawn) = screen.replace(&[vec![Span::new(crate::style::NORMAL, "x")]], false);
+        assert!(redrawn);
+        assert!(out.starts_with("\x1b[1A\r\x1b[J"), "{out:?}");
+        let symbols = format!("{}{}", "\u{2630}".repeat(70), "\u{1fa77}".repeat(60));
+        let mut screen = Screen::new(100, 40);
+        let _ = screen.write(&[Span::new(crate::style::NORMAL, symbols)]);
+        let (out, _) = screen.replace(&[vec![Span::new(crate::style::NORMAL, "x")]], false);
+        assert!(out.starts_with("\r\x1b[J"), "{out:?}");
+        // Wide scripts every terminal agrees on still erase every row they wrapped onto.
+        let mut screen = Screen::new(100, 40);
+        let _ = screen.write(&[Span::new(crate::style::NORMAL, "\u{4e2d}".repeat(120))]);
+        let (out, _) = screen.replace(&[vec![Span::new(crate::style::NORMAL, "x")]], false);
+        assert!(out.starts_with("\x1b[2A\r\x1b[J"), "{out:?}");
     }
 
     #[test]

@@ -72,6 +72,47 @@ pub fn spans_width(spans: &[Span]) -> usize {
     spans.iter().map(|s| width(&s.text)).sum()
 }
 
+/// The fewest columns `c` can take on any terminal: oi's width where terminals agree on it
+/// (ASCII, and the East Asian wide scripts that have been wide in every Unicode version), at
+/// most 1 for other characters of the Basic Multilingual Plane (terminals on other Unicode
+/// tables draw e.g. U+17D8 or the trigrams U+2630.. narrower than oi counts them), and 0
+/// above it (some terminals drop emoji they do not know). Moving the cursor up over a line
+/// by this count never reaches the rows above it, whatever the terminal's tables.
+pub fn sure_char_width(c: char) -> usize {
+    let width = char_width(c);
+    let code = u32::from(c);
+    if c.is_ascii() || width == 0 {
+        return width;
+    }
+    const STABLE_WIDE: [(u32, u32); 9] = [
+        (0x3041, 0x3096),   // Hiragana
+        (0x30A1, 0x30FA),   // Katakana
+        (0x3400, 0x4DBF),   // CJK Extension A
+        (0x4E00, 0x9FFF),   // CJK Unified Ideographs
+        (0xAC00, 0xD7A3),   // Hangul syllables
+        (0xF900, 0xFAFF),   // CJK compatibility ideographs
+        (0xFF01, 0xFF60),   // fullwidth forms
+        (0x20000, 0x2FFFD), // CJK Extensions B..
+        (0x30000, 0x3FFFD), // CJK Extensions G..
+    ];
+    if STABLE_WIDE
+        .iter()
+        .any(|(low, high)| (*low..=*high).contains(&code))
+    {
+        return width;
+    }
+    if code > 0xFFFF { 0 } else { width.min(1) }
+}
+
+/// The fewest columns a line of spans can take on any terminal ([`sure_char_width`]).
+pub fn spans_sure_width(spans: &[Span]) -> usize {
+    spans
+        .iter()
+        .flat_map(|s| s.text.chars())
+        .map(sure_char_width)
+        .sum()
+}
+
 /// How many terminal rows `columns` of text take on a terminal `cols` wide (at least 1).
 pub fn rows(columns: usize, cols: usize) -> usize {
     columns.div_ceil(cols.max(1)).max(1)
