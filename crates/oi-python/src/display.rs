@@ -30,6 +30,9 @@ struct State {
     output: Sanitizer,
     /// Shows the code as it streams.
     code: CodeView,
+    /// The code of the current block as it streamed (what was shown, before the rule's
+    /// escapes), to tell when the code that will run differs from it.
+    streamed: String,
 }
 
 impl Default for State {
@@ -40,6 +43,7 @@ impl Default for State {
             message: Sanitizer::new(Carriage::NewLine),
             output: Sanitizer::new(Carriage::NewLine),
             code: CodeView::new(),
+            streamed: String::new(),
         }
     }
 }
@@ -92,6 +96,7 @@ impl Renderer {
             (Role::Assistant, Kind::Message) => state.message.push(text),
             (Role::Assistant | Role::Computer, Kind::Code) if chunk.start => {
                 state.code = CodeView::new();
+                state.streamed.clear();
                 let fence = self.paint(DIM, &format!("```{format}"));
                 format!("{}{fence}\n", Self::fresh_line(state))
             }
@@ -99,6 +104,7 @@ impl Renderer {
                 format!("{}{}\n", Self::fresh_line(state), self.paint(DIM, "```"))
             }
             (Role::Assistant | Role::Computer, Kind::Code) => {
+                state.streamed.push_str(text);
                 self.paint(CODE, &state.code.push(text))
             }
             (Role::Computer, Kind::Console) => self.render_console(chunk, state),
@@ -181,14 +187,33 @@ impl Renderer {
 
     /// The approval question for `code` (with a warning first, counting and naming them,
     /// when it holds characters a terminal would hide).
+    ///
+    /// When the code that will run is not the code that streamed (oi repaired the model's
+    /// reply, e.g. a JSON-wrapped block), it is shown first, by the same rule, so that what
+    /// the person approves is what runs.
     fn question(&self, code: &str) -> String {
+        let streamed = {
+            let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.streamed.clone()
+        };
+        let repaired = if streamed.trim_end() == code.trim_end() {
+            String::new()
+        } else {
+            let title = self.paint(DIM, "The code that will run (as repaired by oi):");
+            let body = self.paint(CODE, &show_code(code));
+            format!(
+                "\n{title}\n{}\n{body}\n{}\n",
+                self.paint(DIM, "```"),
+                self.paint(DIM, "```")
+            )
+        };
         let warning = warning(code)
             .map(|w| format!("Warning: {w}. {HIDDEN_ADVICE}\n"))
             .unwrap_or_default();
         if self.color {
-            format!("\n{warning}{BOLD}Would you like to run this code? (y/n){RESET}\n\n")
+            format!("{repaired}\n{warning}{BOLD}Would you like to run this code? (y/n){RESET}\n\n")
         } else {
-            format!("\n{warning}Would you like to run this code? (y/n)\n\n")
+            format!("{repaired}\n{warning}Would you like to run this code? (y/n)\n\n")
         }
     }
 

@@ -46,6 +46,19 @@ def _write(text):
         sys.stdout.flush()
 
 
+def _discard_typeahead():
+    """Drops keys typed before the approval question is shown, when standard input is a
+    terminal (as the `oi` program does): a `y` typed while the reply streamed must not answer a
+    question about code the person has not seen. Piped input is left alone."""
+    try:
+        import termios
+
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+
+
 def _decision(answer, code):
     """(decision, edited code) from what an approval callback returned."""
     if answer is True:
@@ -254,6 +267,7 @@ class OpenInterpreter:
             return _decision(self.approve(code, language), code)
         if renderer is None:
             return "approve", None
+        _discard_typeahead()
         answer = input(renderer.question(code))
         return ("approve", None) if answer.strip().lower() == "y" else ("decline", None)
 
