@@ -173,7 +173,30 @@ fn check_name(name: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::check_name;
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// Review of issue 34: a call that looked its session up before a reset must not run on
+    /// the ended computer with a slot of the new one, and its own slot stays taken until it
+    /// ends.
+    #[tokio::test]
+    async fn a_reset_hands_out_no_slot_for_the_old_computer_and_keeps_a_running_ones() {
+        let settings = Settings::default();
+        let parts = ComputerParts::new(&settings, None);
+        let sessions = Sessions::new(fixed(settings), parts, Slots::limited(1));
+        let old = sessions.get_or_open("s").unwrap();
+        let running = sessions.hold_slot("s", "python", &old).unwrap();
+        assert!(sessions.reset("s").await);
+        let new = sessions.get_or_open("s").unwrap();
+        assert!(sessions.hold_slot("s", "python", &old).is_err(), "stale");
+        assert!(
+            sessions.hold_slot("s", "python", &new).is_err(),
+            "the running call still holds the only slot"
+        );
+        drop(running);
+        assert!(sessions.hold_slot("s", "python", &new).is_ok());
+    }
 
     #[test]
     fn session_names_are_short_and_plain() {
