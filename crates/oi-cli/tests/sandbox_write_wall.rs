@@ -293,3 +293,43 @@ fn readonly_mode_without_network_changes_no_file_in_any_way() {
     assert!(text.contains("ws unwritable"), "{text}");
     assert!(!work.path().join("ws-tool").exists(), "{text}");
 }
+
+/// Review of issue 34: using a terminal in the sandbox moved the times of the host's
+/// `/dev/ptmx` (the tty layer updates the node a terminal was opened through, read-only
+/// mount or not). The session's private `ptmx` is bound over it, so the host's node keeps its
+/// times. (The test sets them to a known old value first: the kernel updates them at most
+/// every 8 seconds.)
+#[test]
+fn terminals_in_the_sandbox_leave_the_hosts_ptmx_alone() {
+    if !sandbox_here("ptmx") {
+        return;
+    }
+    let ptmx = c"/dev/ptmx";
+    let old = [
+        libc::timespec {
+            tv_sec: 1_000_000,
+            tv_nsec: 0,
+        },
+        libc::timespec {
+            tv_sec: 1_000_000,
+            tv_nsec: 0,
+        },
+    ];
+    // SAFETY: a valid NUL-terminated path and two timespecs.
+    if unsafe { libc::utimensat(libc::AT_FDCWD, ptmx.as_ptr(), old.as_ptr(), 0) } != 0 {
+        oi_testkit::skipped!("skipped ptmx: cannot set the times of /dev/ptmx here");
+        return;
+    }
+    let s = setup();
+    let code = "import os, pty\nm, c = pty.openpty()\nos.write(m, b'typed\\n')\nprint('read', os.read(c, 6))\nos.write(c, b'out\\n')\nprint('got', os.read(m, 16))";
+    let server = s.server(vec![Reply::tool_call("python", code), Reply::text("Done.")]);
+    let out = run(s.oi(&server, &["-y", "--plain", "--sandbox", "workspace", "go"]));
+    let text = printed(&out);
+    assert!(text.contains("read b'typed\\n'"), "{text}");
+    let meta = std::fs::metadata("/dev/ptmx").unwrap();
+    assert_eq!(
+        (meta.mtime(), meta.atime()),
+        (1_000_000, 1_000_000),
+        "the host's /dev/ptmx was touched: {text}"
+    );
+}

@@ -120,6 +120,15 @@ impl LinuxConfinement {
             )
             .map_err(|e| (Step::Landlock, e))?;
         }
+        if let (true, Some(ruleset)) = (private.ptmx, &self.ruleset) {
+            // The rule on the host's `/dev/ptmx` does not reach the node bound over it.
+            crate::sandbox::landlock::allow_in_child(
+                ruleset.raw_fd(),
+                c"/dev/ptmx",
+                self.terminal_rights,
+            )
+            .map_err(|e| (Step::Landlock, e))?;
+        }
         if let (true, Some(ruleset)) = (private.shm && self.shm_rights != 0, &self.ruleset) {
             crate::sandbox::landlock::allow_in_child(
                 ruleset.raw_fd(),

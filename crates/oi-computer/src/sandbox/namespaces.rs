@@ -43,6 +43,8 @@ pub(crate) struct PrivateMounts {
     pub terminals: bool,
     /// A private `tmpfs` on `/dev/shm`.
     pub shm: bool,
+    /// The private instance's `ptmx` bound over `/dev/ptmx`.
+    pub ptmx: bool,
 }
 
 /// A directory the child mounts on, with the identity it had when the parent opened it
@@ -200,6 +202,19 @@ impl NamespacePlan {
             Some(c"newinstance,ptmxmode=0666,mode=0600"),
         )
         .is_ok();
+        // The instance's own `ptmx` over the host's `/dev/ptmx` node: opening and using a
+        // terminal then touches no inode of the host (the tty layer updates the times of the
+        // node it was opened through, read-only mount or not). Best effort: without it
+        // `/dev/ptmx` still allocates from the private instance.
+        let ptmx = terminals
+            && mount(
+                Some(c"/dev/pts/ptmx"),
+                c"/dev/ptmx",
+                None,
+                libc::MS_BIND,
+                None,
+            )
+            .is_ok();
         let shm = mount(
             Some(c"tmpfs"),
             c"/dev/shm",
@@ -220,7 +235,11 @@ impl NamespacePlan {
                 None,
             );
         }
-        Ok(PrivateMounts { terminals, shm })
+        Ok(PrivateMounts {
+            terminals,
+            shm,
+            ptmx,
+        })
     }
 }
 
