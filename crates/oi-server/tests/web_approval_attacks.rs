@@ -9,6 +9,8 @@
 //!   warning naming them), a payload after 400 blanks (the code wraps: it shows inside the
 //!   panel), `ls -la notes#; touch X` (never coloured as a comment), a right-to-left override
 //!   (escaped); and the page's escaping agrees with oi-core's rule on its shared test vectors.
+//! - Right-to-left letters do not reorder code on the screen (F5): each character of code
+//!   shown for approval, or in a fenced block, sits right of the one before it.
 //!
 //! Slow, so ignored by `cargo test`: run with `cargo xtask web-tests`. Without chromium and
 //! chromium-driver the tests skip, saying why, unless `OI_TEST_REQUIRE_ALL=1`.
@@ -30,6 +32,8 @@ const CONNECTED: &str = "document.getElementById('status').textContent === 'conn
 const IDLE: &str = "document.getElementById('stop').hidden";
 const PENDING: &str = "document.querySelectorAll('.approval.pending').length === 1";
 
+/// Shell code with right-to-left letters (F5): shown, it must read as it runs.
+const RTL_CODE: &str = "mv \u{5D0}\u{5D1} \u{5D2}\u{5D3}";
 /// The payload, as Unicode tag characters (U+E0000 + each ASCII character).
 fn tags(text: &str) -> String {
     text.chars()
@@ -95,6 +99,9 @@ fn model_script() -> Script {
         }
         if text.contains("shell") {
             return code_in(body, "shell", "Listing.", "ls -la notes#; touch X", quick);
+        }
+        if text.contains("rtl") {
+            return code_in(body, "shell", "Moving.", RTL_CODE, quick);
         }
         if text.contains("override") {
             let source = "name = 'report\u{202E}txt.exe'\nprint(name)";
@@ -398,5 +405,88 @@ async fn code_for_approval_shows_what_it_hides_in_chromium() {
     assert!(errors.is_empty(), "console errors: {errors:?}");
     assert!(!work.path().join("tagged.txt").exists());
     assert!(!work.path().join("blank.txt").exists());
+    browser.quit().await;
+}
+
+/// The x positions of the characters (spaces left out) of the text under the element that
+/// `find` (a function body returning it) finds, in their logical order.
+async fn x_positions(browser: &Browser, find: &str) -> Vec<(String, f64)> {
+    let script = format!(
+        r"const root = (() => {{ {find} }})();
+const out = [];
+const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+while (walker.nextNode()) {{
+  const node = walker.currentNode;
+  for (let i = 0; i < node.data.length; i++) {{
+    if (node.data[i] === ' ' || node.data[i] === '\n') continue;
+    const range = document.createRange();
+    range.setStart(node, i);
+    range.setEnd(node, i + 1);
+    const r = range.getBoundingClientRect();
+    out.push([node.data[i], (r.left + r.right) / 2, r.top]);
+  }}
+}}
+return out;"
+    );
+    let found = browser.js(&script, json!([RTL_CODE])).await;
+    let found = found.as_array().unwrap_or_else(|| panic!("{found}"));
+    let top = found[0][2].as_f64().unwrap();
+    found
+        .iter()
+        .map(|c| {
+            assert!(
+                (c[2].as_f64().unwrap() - top).abs() < 1.0,
+                "one line: {found:?}"
+            );
+            (c[0].as_str().unwrap().to_owned(), c[1].as_f64().unwrap())
+        })
+        .collect()
+}
+
+fn assert_in_order(what: &str, positions: &[(String, f64)]) {
+    let text: String = positions.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(text, RTL_CODE.replace(' ', ""), "{what}");
+    assert!(
+        positions.windows(2).all(|w| w[0].1 < w[1].1),
+        "{what}: the characters show in another order than they run: {positions:?}"
+    );
+}
+
+/// F5: right-to-left letters in code are not reordered on the screen (`mv אב גד` showing as
+/// `mv גד אב` would hide which file goes where): each character of the code waiting for
+/// approval, and of a fenced block in a message, sits right of the one before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
+async fn right_to_left_letters_show_in_the_order_they_run_in_chromium() {
+    if webdriver::skip_reason().is_some() {
+        return;
+    }
+    let model = ScriptedServer::start(model_script()).await.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = Launch::new(&model.base_url())
+        .asking()
+        .cwd(work.path())
+        .start();
+    let browser = Browser::start().await;
+    browser.goto(&format!("http://{}/", server.addr())).await;
+    browser.wait_for(CONNECTED, 15, "the socket").await;
+
+    send(&browser, "rtl").await;
+    browser.wait_for(PENDING, 15, "the approval").await;
+    let shown = x_positions(
+        &browser,
+        "return document.querySelector('.approval.pending').closest('.panel').querySelector('pre');",
+    )
+    .await;
+    assert_in_order("the code waiting for approval", &shown);
+
+    let fenced = x_positions(
+        &browser,
+        "const m = el('div', {class: 'msg assistant'}); m.append(markdown('```sh\\n' + arguments[0] + '\\n```')); log().append(m); return m.querySelector('pre');",
+    )
+    .await;
+    assert_in_order("a fenced block in a message", &fenced);
+    browser.click(".approval.pending .decline").await;
+    browser.wait_for(IDLE, 15, "the declined turn to end").await;
     browser.quit().await;
 }
