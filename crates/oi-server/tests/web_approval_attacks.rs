@@ -11,6 +11,11 @@
 //!   (escaped); and the page's escaping agrees with oi-core's rule on its shared test vectors.
 //! - Right-to-left letters do not reorder code on the screen (F5): each character of code
 //!   shown for approval, or in a fenced block, sits right of the one before it.
+//! - Run under code A never approves a code B this tab never showed (F2): another tab takes
+//!   the session over and makes B wait; this tab's bar was retired when its socket was taken,
+//!   and taking the session back loads the conversation again, with a bar under B only.
+//! - A press that began on the still-disabled Run (F6), or one dragged off Run and released
+//!   elsewhere (F7), approves nothing, not even a Space or Enter afterwards.
 //!
 //! Slow, so ignored by `cargo test`: run with `cargo xtask web-tests`. Without chromium and
 //! chromium-driver the tests skip, saying why, unless `OI_TEST_REQUIRE_ALL=1`.
@@ -32,8 +37,14 @@ const CONNECTED: &str = "document.getElementById('status').textContent === 'conn
 const IDLE: &str = "document.getElementById('stop').hidden";
 const PENDING: &str = "document.querySelectorAll('.approval.pending').length === 1";
 
+/// Code A and code B of the takeover attack (F2): each writes its own marker file.
+const CODE_A: &str = "open('a.txt', 'w').write('a')";
+const CODE_B: &str = "open('b.txt', 'w').write('b')";
 /// Shell code with right-to-left letters (F5): shown, it must read as it runs.
 const RTL_CODE: &str = "mv \u{5D0}\u{5D1} \u{5D2}\u{5D3}";
+/// What a bar says once its connection went (conversation.js).
+const STALE: &str = "This approval is no longer current: the connection to the server changed. The page loads the conversation again when it reconnects and asks only about the code that waits then.";
+
 /// The payload, as Unicode tag characters (U+E0000 + each ASCII character).
 fn tags(text: &str) -> String {
     text.chars()
@@ -99,6 +110,12 @@ fn model_script() -> Script {
         }
         if text.contains("shell") {
             return code_in(body, "shell", "Listing.", "ls -la notes#; touch X", quick);
+        }
+        if text.contains("alpha") {
+            return code_in(body, "python", "Code A.", CODE_A, quick);
+        }
+        if text.contains("bravo") {
+            return code_in(body, "python", "Code B.", CODE_B, quick);
         }
         if text.contains("rtl") {
             return code_in(body, "shell", "Moving.", RTL_CODE, quick);
@@ -408,6 +425,95 @@ async fn code_for_approval_shows_what_it_hides_in_chromium() {
     browser.quit().await;
 }
 
+/// The code panels the page shows: `[code, how many Run buttons, whether a bar waits]`.
+async fn code_panels(browser: &Browser) -> Value {
+    browser
+        .js(
+            "return [...document.querySelectorAll('.panel.code')].map((p) => [p.querySelector('pre').textContent, p.querySelectorAll('.run').length, !!p.querySelector('.approval.pending')]);",
+            json!([]),
+        )
+        .await
+}
+
+/// F2: tab 1 waits on code A; tab 2 opens the same session (taking the socket over) and
+/// sends a message, so that code B waits; tab 1 takes the session back. The server's `go`
+/// runs whatever waits, so Run under A would run B, which tab 1 never showed. Tab 1's bar
+/// is retired when the socket is taken over; taking it back loads the conversation again,
+/// where only B has a bar, and Run there runs B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
+async fn run_under_code_a_never_approves_code_b_another_tab_brought_in_chromium() {
+    if webdriver::skip_reason().is_some() {
+        return;
+    }
+    let model = ScriptedServer::start(model_script()).await.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (a, b) = (work.path().join("a.txt"), work.path().join("b.txt"));
+    let server = Launch::new(&model.base_url())
+        .asking()
+        .cwd(work.path())
+        .start();
+    let url = format!("http://{}/", server.addr());
+    let one = Browser::start().await;
+    one.goto(&url).await;
+    one.wait_for(CONNECTED, 15, "tab 1's socket").await;
+    send(&one, "alpha").await;
+    one.wait_for(PENDING, 15, "A's approval").await;
+    assert_eq!(code_panels(&one).await, json!([[CODE_A, 1, true]]));
+
+    // Tab 2 takes the session over: tab 1's bar goes at once, Run and all.
+    let two = Browser::start().await;
+    two.goto(&url).await;
+    two.wait_for(CONNECTED, 15, "tab 2's socket").await;
+    let taken = "document.getElementById('status').textContent === 'taken over'";
+    one.wait_for(taken, 15, "tab 1 to be taken over").await;
+    let bar = one
+        .js(
+            "const bars = [...document.querySelectorAll('.approval')]; return {bars: bars.map((b) => b.textContent), pending: document.querySelectorAll('.approval.pending').length, buttons: bars.map((b) => b.querySelectorAll('button').length)};",
+            json!([]),
+        )
+        .await;
+    assert_eq!(bar, json!({"bars": [STALE], "pending": 0, "buttons": [0]}));
+
+    // In tab 2, a message: A's turn stops and B waits.
+    send(&two, "bravo").await;
+    two.wait_for(
+        &format!("{PENDING} && document.querySelector('.approval.pending').closest('.panel').querySelector('pre').textContent === {CODE_B:?}"),
+        15,
+        "B's approval in tab 2",
+    )
+    .await;
+
+    // Tab 1 takes it back: it shows the conversation as it is now; A has no Run, and the
+    // only bar is under B, which tab 1 now shows.
+    one.click("#banner-action").await;
+    one.wait_for(CONNECTED, 15, "tab 1 to take it back").await;
+    assert_eq!(
+        code_panels(&one).await,
+        json!([[CODE_A, 0, false], [CODE_B, 1, true]])
+    );
+    two.wait_for(taken, 15, "tab 2 to be taken over").await;
+    assert_eq!(
+        code_panels(&two).await,
+        json!([[CODE_A, 0, false], [CODE_B, 0, false]]),
+        "tab 2's bar is retired too"
+    );
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(!b.exists(), "B ran without a person seeing it");
+    assert!(!a.exists());
+
+    // Run under B, in the tab that shows B, runs B (and only B).
+    one.click(".approval.pending .run:enabled").await;
+    assert!(
+        eventually(Duration::from_secs(15), || b.exists()).await,
+        "B ran"
+    );
+    one.wait_for(IDLE, 15, "the turn to end").await;
+    assert!(!a.exists(), "A never ran");
+    one.quit().await;
+    two.quit().await;
+}
+
 /// The x positions of the characters (spaces left out) of the text under the element that
 /// `find` (a function body returning it) finds, in their logical order.
 async fn x_positions(browser: &Browser, find: &str) -> Vec<(String, f64)> {
@@ -488,5 +594,103 @@ async fn right_to_left_letters_show_in_the_order_they_run_in_chromium() {
     assert_in_order("a fenced block in a message", &fenced);
     browser.click(".approval.pending .decline").await;
     browser.wait_for(IDLE, 15, "the declined turn to end").await;
+    browser.quit().await;
+}
+
+/// F6 and F7: a press that began on Run while it was still disabled and was released after it
+/// armed does not approve; nor does a press on Run dragged off and released elsewhere (the
+/// usual way to take a click back), not even with Space or Enter afterwards, while Run keeps
+/// the focus the press gave it. A plain click then does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: drives headless Chromium; run with `cargo xtask web-tests`"]
+async fn a_press_begun_too_early_or_dragged_off_never_approves_in_chromium() {
+    if webdriver::skip_reason().is_some() {
+        return;
+    }
+    let model = ScriptedServer::start(model_script()).await.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let marker = work.path().join("marker.txt");
+    let server = Launch::new(&model.base_url())
+        .asking()
+        .cwd(work.path())
+        .start();
+    let browser = Browser::start().await;
+    browser.goto(&format!("http://{}/", server.addr())).await;
+    browser.wait_for(CONNECTED, 15, "the socket").await;
+    // Where each press began, and whether Run was disabled then.
+    browser
+        .js(
+            "window.presses = []; document.addEventListener('pointerdown', (e) => { const run = document.querySelector('.approval.pending .run'); presses.push({onRun: !!run && run.contains(e.target), disabled: !!run && run.disabled}); }, true);",
+            json!([]),
+        )
+        .await;
+
+    // F6: pressed as soon as Run shows (still disabled), released a second later (armed).
+    send(&browser, "write the marker").await;
+    browser.wait_for(PENDING, 20, "the approval").await;
+    let to_run = browser.at(".approval.pending .run", 0, 0).await;
+    browser
+        .pointer(vec![
+            to_run,
+            json!({"type": "pointerDown", "button": 0}),
+            json!({"type": "pause", "duration": 1000}),
+            json!({"type": "pointerUp", "button": 0}),
+        ])
+        .await;
+    let presses = browser.js("return presses;", json!([])).await;
+    assert_eq!(
+        presses,
+        json!([{"onRun": true, "disabled": true}]),
+        "the press began on the disabled Run"
+    );
+    browser.press(" ").await;
+    browser.press(ENTER).await;
+    let state = approval_state(&browser).await;
+    assert_eq!(state["approved"], json!(false), "{state}");
+    assert_eq!(state["pending"], json!(1), "{state}");
+    let note = browser
+        .js(
+            "return document.querySelector('.approval.pending span').textContent;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        note,
+        json!("Run was not ready when the press began: click it again to run this code.")
+    );
+
+    // F7: pressed on the armed Run, dragged off to the message box, released there; Run keeps
+    // the focus, and Space and Enter there approve nothing.
+    let to_run = browser.at(".approval.pending .run:enabled", 0, 0).await;
+    let off = browser.at("#input", 0, 0).await;
+    browser
+        .pointer(vec![
+            to_run,
+            json!({"type": "pointerDown", "button": 0}),
+            json!({"type": "pause", "duration": 100}),
+            off,
+            json!({"type": "pointerUp", "button": 0}),
+        ])
+        .await;
+    let focus = browser
+        .js(
+            "return document.activeElement === document.querySelector('.approval.pending .run');",
+            json!([]),
+        )
+        .await;
+    assert_eq!(focus, json!(true), "the press gave Run the focus");
+    browser.press(" ").await;
+    browser.press(ENTER).await;
+    let state = approval_state(&browser).await;
+    assert_eq!(state["approved"], json!(false), "{state}");
+    assert_eq!(state["pending"], json!(1), "{state}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!marker.exists(), "the code ran without a person's approval");
+    assert_eq!(model.request_count(), 1, "nothing went back to the model");
+
+    // A plain click runs it.
+    browser.click(".approval.pending .run:enabled").await;
+    assert!(eventually(Duration::from_secs(15), || marker.exists()).await);
+    browser.wait_for(IDLE, 15, "the turn to end").await;
     browser.quit().await;
 }

@@ -24,6 +24,15 @@ const app = {
   seen: new Set(),
   cur: null,
   lastCode: null,
+  // The connection's number (each connect() makes a new one), the approval bar that is
+  // current (conversation.js), whether one waited when the last connection went, chunks held
+  // while the conversation loads again after a reconnect (null otherwise), and whether the
+  // conversation was just loaded (so the next connection need not load it again).
+  conn: 0,
+  approval: null,
+  hadPending: false,
+  loading: null,
+  fresh: false,
   started: false,
   settings: null,
 };
@@ -103,10 +112,21 @@ function wsUrl() {
   return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path + "?input_numbers=true";
 }
 
+// Every approval bar belongs to one connection: when it goes, they all go (see
+// conversation.js, Approval).
+function retireForConnection() {
+  app.loading = null;
+  if (retirePendingApprovals(STALE)) app.hadPending = true;
+}
+
 function connect() {
   clearTimeout(app.retryTimer);
   if (app.ws) { const old = app.ws; app.ws = null; old.close(); }
+  retireForConnection();
   const sock = new WebSocket(wsUrl());
+  sock.reload = !app.fresh;
+  app.fresh = false;
+  app.conn += 1;
   app.ws = sock;
   app.authed = false;
   setStatus("connecting…");
@@ -127,23 +147,40 @@ function connect() {
       app.seen.add(c.id);
       if (app.seen.size > SEEN_MAX) app.seen.delete(app.seen.values().next().value);
     }
-    handleChunk(c);
+    if (app.loading) app.loading.push(c);
+    else handleChunk(c);
   };
   sock.onclose = (event) => {
     if (sock !== app.ws) return;
     app.ws = null;
     app.authed = false;
+    retireForConnection();
     closed(event);
   };
 }
 
-function ready() {
+async function ready() {
+  const sock = app.ws;
   const again = app.attempts > 0;
-  app.authed = true;
   app.attempts = 0;
   app.inputs = 0;
   app.waitingFor = 0;
   app.leftover = app.wasRunning;
+  if (sock && sock.reload) {
+    // Back after the connection went (lost, taken over, replaced): what the page showed may
+    // be stale (another client may have sent messages, and other code may wait now), so the
+    // conversation is loaded again before anything is sent; chunks that come meanwhile wait.
+    setStatus("loading the conversation…");
+    app.loading = [];
+    const messages = await fetchHistory();
+    if (sock !== app.ws || !app.loading) return;
+    rebuild(messages);
+    const held = app.loading;
+    app.loading = null;
+    app.authed = true;
+    for (const c of held) handleChunk(c);
+  }
+  app.authed = true;
   setRunning();
   setStatus("connected");
   if (again) { banner("Reconnected."); setTimeout(() => { if ($("banner-text").textContent === "Reconnected.") banner(""); }, 3000); }
@@ -255,6 +292,8 @@ async function refreshSessions() {
 function resetConversation() {
   app.cur = null;
   app.lastCode = null;
+  app.approval = null;
+  app.hadPending = false;
   app.seen.clear();
   app.waitingFor = 0;
   app.leftover = false;
@@ -275,7 +314,32 @@ function renderHistory(messages) {
   log().scrollTop = log().scrollHeight;
 }
 
-async function loadHistory() {
+// The conversation again, after a reconnect: the log shows what the server has now. Code at
+// its end gets an approval bar only if one waited when the connection went (then `go` would
+// run exactly that code: the server runs the code that ends the conversation); code the user
+// had already answered stays without one.
+function rebuild(messages) {
+  const waited = app.hadPending;
+  app.hadPending = false;
+  closeBlock();
+  app.cur = null;
+  app.lastCode = null;
+  app.approval = null;
+  log().replaceChildren();
+  if (!messages) {
+    addNotice("The page could not load the conversation again: reload the page to see it.", "error");
+    return;
+  }
+  renderHistory(messages);
+  addNotice("Reconnected: the conversation as the server has it now.");
+  const last = messages[messages.length - 1];
+  if (waited && last && last.role === "assistant" && last.type === "code" && typeof last.content === "string") {
+    askApproval({ format: last.format, content: last.content, note: "This code waits for your approval (the conversation was loaded again)." });
+  }
+}
+
+// The session's conversation from the server (a list of messages), or null.
+async function fetchHistory() {
   const path = "/sessions/" + encodeURIComponent(app.session);
   let r = await api("GET", path + "/messages");
   if (r.status === 404 && app.session !== "default") {
@@ -285,7 +349,13 @@ async function loadHistory() {
     const made = await api("POST", path);
     if (made.ok) r = await api("GET", path + "/messages");
   }
-  if (r.ok && Array.isArray(r.data.messages)) renderHistory(r.data.messages);
+  return r.ok && Array.isArray(r.data.messages) ? r.data.messages : null;
+}
+
+async function loadHistory() {
+  const messages = await fetchHistory();
+  if (messages) renderHistory(messages);
+  app.fresh = true;
 }
 
 async function switchTo(id, quiet) {

@@ -179,27 +179,79 @@ function handleChunk(c) {
 // no keyboard shortcut of the page approves (app.js: Enter sends, Escape stops). Run acts only
 // on a real (trusted) click, and
 // - not in its first ARM_MS (it is disabled until then): a click meant for something else, as
-//   the log scrolls to the new block, does not land on Run;
+//   the log scrolls to the new block, does not land on Run. A click counts only when its
+//   press, too, began on Run once it was armed: a press that began on the still-disabled Run
+//   and was released after it armed is refused;
 // - a click made with the keyboard (Enter or Space on the button: `detail` is 0) counts only
-//   when the user gave Run its focus, with Tab / Shift+Tab or a pointer press on it; a focus
-//   that came any other way (a script, a future bug) never turns the next key into an approval.
+//   when the user gave Run its focus, with Tab / Shift+Tab or a pointer press on the armed Run;
+//   a focus that came any other way (a script, a future bug) never turns the next key into an
+//   approval. A press that the user took back (dragged off Run and released elsewhere, or
+//   cancelled) gives nothing, and the gift ends when Run loses the focus.
+//
+// `go` approves whatever code waits on the server, not a named block. So a bar's Run sends `go`
+// only while the bar is the last approval the page was asked for on the connection it still
+// holds: every bar is retired when that connection closes, is taken over or is replaced, and on
+// reconnecting the page loads the conversation again and asks only about the code that waits
+// then (app.js: ready). Run under code A can never approve a code B that this tab never showed.
 
 const ARM_MS = 600;
 let lastTab = -Infinity;
+// The last pointer press anywhere on the page: where it began, when, and whether it was real.
+const press = { target: null, at: -Infinity, trusted: false };
+// The Run button the user gave the focus to (see above), or null.
+let givenTo = null;
+
+const isRun = (node) => node instanceof Element && node.matches("button.run");
+const inside = (outer, node) => !!outer && node instanceof Node && outer.contains(node);
+
 document.addEventListener("keydown", (event) => { if (event.key === "Tab") lastTab = performance.now(); }, true);
+document.addEventListener("pointerdown", (event) => {
+  press.target = event.target;
+  press.at = performance.now();
+  press.trusted = event.isTrusted;
+  const run = event.target instanceof Element ? event.target.closest("button.run") : null;
+  givenTo = run && !run.disabled && event.isTrusted && run.armedAt <= press.at ? run : null;
+}, true);
+// Released somewhere else than on Run (the pointer was dragged off): the press is taken back.
+// The point under the pointer, not the event's target, which a touch keeps on where it began.
+document.addEventListener("pointerup", (event) => {
+  const under = document.elementFromPoint(event.clientX, event.clientY);
+  if (!inside(givenTo, under)) givenTo = null;
+}, true);
+document.addEventListener("pointercancel", () => { givenTo = null; }, true);
+document.addEventListener("focusin", (event) => {
+  const tabbed = isRun(event.target) && !event.target.disabled && performance.now() - lastTab < 100;
+  if (tabbed) givenTo = event.target;
+  else if (event.target !== givenTo) givenTo = null;
+}, true);
+document.addEventListener("focusout", (event) => { if (event.target === givenTo) givenTo = null; }, true);
+window.addEventListener("blur", () => { givenTo = null; });
 
 // Calls `act` when the user really activates `run` (the rules above); otherwise says how to.
 function guardRun(run, act, note) {
-  let given = false;
   run.disabled = true;
-  setTimeout(() => { run.disabled = false; }, ARM_MS);
-  run.addEventListener("pointerdown", () => { given = true; });
-  run.addEventListener("focus", () => { given = given || performance.now() - lastTab < 100; });
-  run.addEventListener("blur", () => { given = false; });
+  run.armedAt = Infinity;
+  setTimeout(() => { run.armedAt = performance.now(); run.disabled = false; }, ARM_MS);
   run.addEventListener("click", (event) => {
-    if (event.isTrusted && (event.detail > 0 || given)) act();
-    else note.textContent = "To run this code, click Run (or reach it with Tab and press Enter).";
+    const byPointer = event.detail > 0;
+    if (!event.isTrusted) {
+      note.textContent = "To run this code, click Run (or reach it with Tab and press Enter).";
+    } else if (byPointer && !(inside(run, press.target) && press.trusted && press.at >= run.armedAt)) {
+      note.textContent = "Run was not ready when the press began: click it again to run this code.";
+    } else if (!byPointer && !(givenTo === run && document.activeElement === run)) {
+      note.textContent = "To run this code, click Run (or reach it with Tab and press Enter).";
+    } else {
+      act();
+    }
   });
+}
+
+const STALE = "This approval is no longer current: the connection to the server changed. The page loads the conversation again when it reconnects and asks only about the code that waits then.";
+
+// Whether `bar` may still answer: it is the last approval the page was asked for, on the
+// connection the page holds now, and the conversation is not being loaded again.
+function current(bar) {
+  return app.approval === bar && bar.conn === app.conn && !app.loading;
 }
 
 function askApproval(request) {
@@ -210,30 +262,43 @@ function askApproval(request) {
     append(block.panel);
     app.lastCode = block;
   }
+  // Only the newest approval is current.
+  retirePendingApprovals("Not run: the model asked about newer code below.");
   const bar = el("div", { class: "approval pending", tabindex: "-1" });
-  const done = (text) => { bar.classList.remove("pending"); bar.replaceChildren(el("span", { text })); };
+  bar.conn = app.conn;
+  app.approval = bar;
+  const pre = block.panel.querySelector("pre");
+  let area = null;
+  const done = (text) => {
+    if (area) { area.remove(); area = null; pre.hidden = false; }
+    bar.classList.remove("pending");
+    bar.replaceChildren(el("span", { text }));
+    if (app.approval === bar) app.approval = null;
+  };
+  bar.retire = (text) => { if (bar.classList.contains("pending")) done(text); };
+  const answer = (word, text) => {
+    if (!current(bar)) { done(STALE); return; }
+    if (sendInput("command", word)) done(text);
+  };
   const run = el("button", { type: "button", class: "primary run", text: "Run" });
   const decline = el("button", { type: "button", class: "decline", text: "Decline" });
   const edit = el("button", { type: "button", class: "edit", text: "Edit" });
-  const note = el("span", { text: "This code waits for your approval." });
-  guardRun(run, () => { if (sendInput("command", "go")) done("Approved."); }, note);
-  decline.addEventListener("click", () => { if (sendInput("command", "stop")) done("Declined: the code was not run."); });
+  const note = el("span", { text: request.note || "This code waits for your approval." });
+  guardRun(run, () => answer("go", "Approved."), note);
+  decline.addEventListener("click", () => answer("stop", "Declined: the code was not run."));
   edit.addEventListener("click", () => {
-    const area = el("textarea", { class: "edit", "aria-label": "Edit the code", spellcheck: "false" });
+    area = el("textarea", { class: "edit", "aria-label": "Edit the code", spellcheck: "false" });
     area.value = block.text;
-    const pre = block.panel.querySelector("pre");
     pre.hidden = true;
     block.panel.insertBefore(area, bar);
     const send = el("button", { type: "button", class: "primary", text: "Ask to run the edited code" });
     const cancel = el("button", { type: "button", text: "Cancel" });
     // Back to the buttons; the focus goes to the bar (never to Run), so Tab reaches Run next.
-    cancel.addEventListener("click", () => { area.remove(); pre.hidden = false; bar.replaceChildren(run, decline, edit, note); bar.focus(); });
+    cancel.addEventListener("click", () => { area.remove(); area = null; pre.hidden = false; bar.replaceChildren(run, decline, edit, note); bar.focus(); });
     send.addEventListener("click", () => {
       const fence = "```";
       const text = "Run this code instead of the block above:\n" + fence + block.lang + "\n" + area.value + "\n" + fence;
       if (!sendMessage(text)) return;
-      area.remove();
-      pre.hidden = false;
       done("Edited: the new code was sent to the model, which asks again before running it.");
     });
     bar.replaceChildren(send, cancel);
@@ -242,16 +307,20 @@ function askApproval(request) {
   bar.append(run, decline, edit, note);
   block.panel.append(bar);
   const hidden = hiddenChars(block.text);
-  if (hidden.length) {
+  if (hidden.length && !block.panel.querySelector(".warn")) {
     const warning = "This code holds characters you would not see; they are shown as escapes: " + describeHidden(hidden) + ".";
-    block.panel.insertBefore(el("div", { class: "warn", role: "alert", text: warning }), block.panel.querySelector("pre"));
+    block.panel.insertBefore(el("div", { class: "warn", role: "alert", text: warning }), pre);
   }
   if (log().scrollHeight) log().scrollTop = log().scrollHeight;
 }
 
-function retirePendingApprovals() {
-  for (const bar of document.querySelectorAll(".approval.pending")) {
-    bar.classList.remove("pending");
-    bar.replaceChildren(el("span", { text: "Not run: a new message was sent instead." }));
+// Retires every approval still waiting (its buttons go, `text` says why); true if one was.
+function retirePendingApprovals(text) {
+  const bars = [...document.querySelectorAll(".approval.pending")];
+  for (const bar of bars) {
+    if (bar.retire) bar.retire(text || "Not run: a new message was sent instead.");
+    else { bar.classList.remove("pending"); bar.replaceChildren(el("span", { text: text || "Not run: a new message was sent instead." })); }
   }
+  app.approval = null;
+  return bars.length > 0;
 }

@@ -334,6 +334,23 @@ impl Browser {
         assert!(answer.is_null(), "keys {text:?}: {answer}");
     }
 
+    /// Moves and presses the mouse as a user would: `steps` are W3C pointer actions
+    /// (`pointerMove`, `pointerDown`, `pause`, `pointerUp`); [`Browser::at`] makes a move's
+    /// origin an element.
+    pub async fn pointer(&self, steps: Vec<Value>) {
+        let actions = json!({"actions": [{"type": "pointer", "id": "mouse",
+            "parameters": {"pointerType": "mouse"}, "actions": steps}]});
+        let answer = self.post("/actions", actions).await;
+        assert!(answer.is_null(), "pointer {answer}");
+        self.call(reqwest::Method::DELETE, "/actions", None).await;
+    }
+
+    /// A `pointerMove` to the centre of the element matching `selector` (offset by `dx`, `dy`).
+    pub async fn at(&self, selector: &str, dx: i64, dy: i64) -> Value {
+        let id = self.find(selector).await;
+        json!({"type": "pointerMove", "duration": 0, "origin": {ELEMENT: id}, "x": dx, "y": dy})
+    }
+
     /// Runs a Chrome DevTools Protocol command (chromedriver's `goog/cdp/execute`), e.g.
     /// `Emulation.setEmulatedMedia`.
     pub async fn cdp(&self, cmd: &str, params: Value) -> Value {
