@@ -625,24 +625,44 @@ async fn a_press_begun_too_early_or_dragged_off_never_approves_in_chromium() {
         )
         .await;
 
-    // F6: pressed as soon as Run shows (still disabled), released a second later (armed).
-    send(&browser, "write the marker").await;
-    browser.wait_for(PENDING, 20, "the approval").await;
-    let to_run = browser.at(".approval.pending .run", 0, 0).await;
-    browser
-        .pointer(vec![
-            to_run,
-            json!({"type": "pointerDown", "button": 0}),
-            json!({"type": "pause", "duration": 1000}),
-            json!({"type": "pointerUp", "button": 0}),
-        ])
-        .await;
-    let presses = browser.js("return presses;", json!([])).await;
-    assert_eq!(
-        presses,
-        json!([{"onRun": true, "disabled": true}]),
-        "the press began on the disabled Run"
-    );
+    // F6: pressed as soon as Run shows (still disabled), held until it is armed, released on
+    // it. Should this machine be too slow to press within Run's first 600 ms, the press is
+    // taken back (released off Run) and the code asked for again.
+    let mut asked = 0;
+    loop {
+        asked += 1;
+        send(&browser, "write the marker").await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while browser.js(&format!("return {PENDING};"), json!([])).await != json!(true) {
+            assert!(Instant::now() < deadline, "no approval came");
+        }
+        let to_run = browser.at(".approval.pending .run", 0, 0).await;
+        let down = json!({"type": "pointerDown", "button": 0});
+        browser.pointer(vec![to_run, down]).await;
+        let press = browser.js("return presses.at(-1);", json!([])).await;
+        if press == json!({"onRun": true, "disabled": true}) {
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            let armed = browser
+                .js(
+                    "return !document.querySelector('.approval.pending .run').disabled;",
+                    json!([]),
+                )
+                .await;
+            assert_eq!(armed, json!(true), "Run is armed when the press ends");
+            browser
+                .pointer(vec![json!({"type": "pointerUp", "button": 0})])
+                .await;
+            break;
+        }
+        let off = browser.at("#input", 0, 0).await;
+        browser
+            .pointer(vec![off, json!({"type": "pointerUp", "button": 0})])
+            .await;
+        assert!(
+            asked < 4,
+            "never pressed within Run's first 600 ms: {press}"
+        );
+    }
     browser.press(" ").await;
     browser.press(ENTER).await;
     let state = approval_state(&browser).await;
@@ -686,7 +706,11 @@ async fn a_press_begun_too_early_or_dragged_off_never_approves_in_chromium() {
     assert_eq!(state["pending"], json!(1), "{state}");
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!marker.exists(), "the code ran without a person's approval");
-    assert_eq!(model.request_count(), 1, "nothing went back to the model");
+    assert_eq!(
+        model.request_count(),
+        asked,
+        "nothing went back to the model"
+    );
 
     // A plain click runs it.
     browser.click(".approval.pending .run:enabled").await;

@@ -336,13 +336,13 @@ impl Browser {
 
     /// Moves and presses the mouse as a user would: `steps` are W3C pointer actions
     /// (`pointerMove`, `pointerDown`, `pause`, `pointerUp`); [`Browser::at`] makes a move's
-    /// origin an element.
+    /// origin an element. A button pressed and not released stays down until a later call
+    /// releases it.
     pub async fn pointer(&self, steps: Vec<Value>) {
         let actions = json!({"actions": [{"type": "pointer", "id": "mouse",
             "parameters": {"pointerType": "mouse"}, "actions": steps}]});
         let answer = self.post("/actions", actions).await;
         assert!(answer.is_null(), "pointer {answer}");
-        self.call(reqwest::Method::DELETE, "/actions", None).await;
     }
 
     /// A `pointerMove` to the centre of the element matching `selector` (offset by `dx`, `dy`).
