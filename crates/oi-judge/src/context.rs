@@ -52,4 +52,30 @@ pub(crate) trait Context {
     /// Records that oi cannot tell what the command does (`what` it does that oi cannot
     /// follow).
     fn unsure(&mut self, what: &'static str);
+
+    /// A program oi does not know, run with `args` and fed `stdin`: every argument and the
+    /// text fed to it are read as code, and every suffix of `args` as a command (`chrt -o 0
+    /// rm -rf ~` runs `rm -rf ~`), speculatively (only danger found counts), unless a suffix
+    /// reading is already under way.
+    fn unknown_program(&mut self, args: &[Field], stdin: &Output);
+
+    /// Runs the script file `file` as `language`: judged on what the block wrote to it, or
+    /// on what it holds on disk; "cannot tell" when neither can be known.
+    fn run_script(&mut self, file: &Field, language: Script);
+
+    /// Records that the command writes `file`, with `content` when oi can see it.
+    fn wrote(&mut self, file: &Field, content: Option<String>);
+}
+
+/// The language a script file is run as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Script {
+    /// A shell script (`bash F`, `source F`, `BASH_ENV=F`).
+    Shell,
+    /// Python (`python3 F`).
+    Python,
+    /// By its first line (`./F`): `#!` naming Python, else shell.
+    Shebang,
+    /// Another language (`perl F`, `ruby F`): its string literals.
+    Other,
 }

@@ -11,9 +11,14 @@ pub(crate) struct Env {
     pub(crate) vars: HashMap<String, Vec<Vec<Seg>>>,
     /// The directories the script may be in (`None`: unknown).
     pub(crate) cwds: Vec<Option<String>>,
-    pub(crate) home: Option<String>,
     /// How many conditional constructs (if, loops, `&&`, …) enclose the current statement.
     pub(crate) conditional: usize,
+    /// Files the block wrote so far, by absolute path: their content when oi saw it.
+    pub(crate) files: HashMap<String, Option<String>>,
+    /// Whether the block wrote a file oi cannot name (any script run later may be it).
+    pub(crate) wrote_unknown: bool,
+    /// Aliases defined so far: their text, `None` when oi cannot know it.
+    pub(crate) aliases: HashMap<String, Option<String>>,
 }
 
 impl Env {
@@ -31,8 +36,10 @@ impl Env {
         Env {
             vars,
             cwds: vec![cwd],
-            home,
             conditional: 0,
+            files: HashMap::new(),
+            wrote_unknown: false,
+            aliases: HashMap::new(),
         }
     }
 

@@ -12,10 +12,11 @@ mod options;
 mod printing;
 mod runners;
 
-use crate::context::Context;
+use crate::context::{Context, Script};
 use crate::output::Output;
 use crate::places::{self, Harm};
 use crate::word::Field;
+use effects::clobber_targets;
 
 use effects::{delete_targets, disk_write};
 use options::{after_options, is_option, join_fields, option_value, strip_field_prefix};
@@ -40,6 +41,90 @@ const INTERPRETERS: &[&str] = &[
     "osascript",
     "deno",
     "bun",
+];
+
+/// Programs that never run code: their arguments and input are data, not read as commands.
+const DATA_ONLY: &[&str] = &[
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "uniq",
+    "cut",
+    "ls",
+    "touch",
+    "mkdir",
+    "rmdir",
+    "diff",
+    "cmp",
+    "file",
+    "stat",
+    "du",
+    "df",
+    "basename",
+    "dirname",
+    "true",
+    "false",
+    "sleep",
+    "date",
+    "test",
+    "[",
+    "[[",
+    "jq",
+    "less",
+    "more",
+    "column",
+    "nl",
+    "fold",
+    "fmt",
+    "paste",
+    "join",
+    "comm",
+    "seq",
+    "yes",
+    "id",
+    "whoami",
+    "hostname",
+    "uname",
+    "which",
+    "type",
+    "read",
+    "local",
+    "declare",
+    "typeset",
+    "export",
+    "readonly",
+    "return",
+    "exit",
+    "shift",
+    "set",
+    "wait",
+    "kill",
+    "sha256sum",
+    "sha1sum",
+    "md5sum",
+    "realpath",
+    "readlink",
+    "curl",
+    "wget",
+    "ping",
+    "notify-send",
+    "logger",
+    "clear",
+    "tput",
+    "shopt",
+    "hash",
+    "umask",
+    "ulimit",
+    "getopts",
+    ":",
 ];
 
 /// Programs that format, wipe or repartition a disk whatever their arguments.
@@ -177,10 +262,21 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
                 _ => Output::Unknown,
             }
         }
-        "su" | "runuser" | "script" | "sg" => match option_value(args, &["-c", "--command"]) {
-            Some(script) => w.nested_shell(&script, &[]),
-            None => Output::Unknown,
-        },
+        "su" | "runuser" | "script" | "sg" => {
+            unknown_program(w, args, stdin);
+            match option_value(args, &["-c", "--command"]) {
+                Some(script) => w.nested_shell(&script, &[]),
+                None => Output::Unknown,
+            }
+        }
+        // `trap 'CODE' SIGNAL…` runs CODE later (on exit, on each command with DEBUG).
+        "trap" => {
+            let at = after_options(args, &[]);
+            if let Some(code) = args.get(at).filter(|c| !c.is("-")) {
+                w.nested_shell(code, &[]);
+            }
+            Output::Nothing
+        }
         "watch" => {
             let at = after_options(args, &["-n", "-d", "--interval", "--differences"]);
             let script = join_fields(&args[at..]);
@@ -223,13 +319,29 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             for arg in args {
                 if let Some(target) = strip_field_prefix(arg, "of=") {
                     disk_write(w, &target, "dd of=");
+                    clobber_targets(w, &[&target], "dd of=");
+                    w.wrote(&target, None);
                 }
             }
             passed_on(stdin)
         }
         "shred" | "wipe" | "tee" | "mkswap" | "badblocks" => {
-            for arg in args.iter().filter(|a| !is_option(a)) {
+            let operands: Vec<&Field> = args.iter().filter(|a| !is_option(a)).collect();
+            for arg in &operands {
                 disk_write(w, arg, &format!("{name} "));
+                if name == "tee" {
+                    let content = match stdin {
+                        Output::Literal(text) => Some(text.clone()),
+                        _ => None,
+                    };
+                    w.wrote(arg, content);
+                }
+            }
+            if name == "shred" || name == "wipe" {
+                clobber_targets(w, &operands, &name);
+            }
+            if name == "tee" {
+                return stdin.clone();
             }
             passed_on(stdin)
         }
@@ -253,12 +365,14 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             movers::mv(w, args);
             if let Some(last) = args.iter().rfind(|a| !is_option(a)) {
                 disk_write(w, last, "mv … ");
+                w.wrote(last, None);
             }
             Output::Unknown
         }
         "cp" | "install" | "ddrescue" | "pv" => {
             if let Some(last) = args.iter().rfind(|a| !is_option(a)) {
                 disk_write(w, last, &format!("{name} … "));
+                w.wrote(last, None);
             }
             passed_on(stdin)
         }
@@ -314,8 +428,68 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             Output::Unknown
         }
         _ if is_decoder(&name, args) => Output::Decoded,
-        _ => passed_on(stdin),
+        "cat" if args.iter().all(|a| is_option(a) || a.is("-")) => stdin.clone(),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
+            for arg in args {
+                runners::computed_process_call(w, &arg.rendered());
+            }
+            unknown_program(w, args, stdin);
+            passed_on(stdin)
+        }
+        "curl" | "wget" => {
+            if let Some(file) = option_value(args, &["-o", "--output", "-O", "--output-document"]) {
+                w.wrote(&file, None);
+            }
+            passed_on(stdin)
+        }
+        "truncate" => {
+            let operands =
+                movers::operands(args, &["-s", "--size", "-r", "--reference"], &['s', 'r']);
+            clobber_targets(w, &operands, "truncate");
+            Output::Unknown
+        }
+        "sed" | "gsed"
+            if args.iter().any(|a| {
+                a.known().is_some_and(|t| {
+                    t.starts_with("-i")
+                        || t.starts_with("--in-place")
+                        || (t.starts_with('-') && !t.starts_with("--") && t.contains('i'))
+                })
+            }) =>
+        {
+            let script_given = args
+                .iter()
+                .any(|a| a.is("-e") || a.is("-f") || a.is("--expression") || a.is("--file"));
+            let operands = movers::operands(
+                args,
+                &["-e", "-f", "--expression", "--file", "-l", "--line-length"],
+                &['e', 'f', 'l'],
+            );
+            let files: Vec<&Field> = operands
+                .into_iter()
+                .skip(usize::from(!script_given))
+                .collect();
+            clobber_targets(w, &files, "sed -i");
+            Output::Unknown
+        }
+        _ if path.contains('/') && !DATA_ONLY.contains(&name.as_str()) => {
+            w.run_script(program, Script::Shebang);
+            unknown_program(w, args, stdin);
+            passed_on(stdin)
+        }
+        _ if DATA_ONLY.contains(&name.as_str()) => passed_on(stdin),
+        _ => {
+            unknown_program(w, args, stdin);
+            passed_on(stdin)
+        }
     }
+}
+
+/// A program oi does not know may run what it is given (`chrt -o 0 rm -rf ~`, `tmux new
+/// 'rm -rf ~'`, `awk 'BEGIN{system("rm -rf ~")}'`, `ed <<< '!rm -rf ~'`): every suffix of its
+/// arguments is read as a command, and every argument and the text fed to it as code.
+fn unknown_program(w: &mut dyn Context, args: &[Field], stdin: &Output) {
+    w.unknown_program(args, stdin);
 }
 
 /// A filter fed by a decoder still carries the decoded payload.

@@ -11,6 +11,7 @@
 //! kernel goes as well as where the text says; so do links that exist on this machine when
 //! the block is judged (planted by earlier code), followed on disk.
 
+use crate::links::Link;
 use crate::places::{Comp, Pattern, UNKNOWN, glob_match, pattern};
 
 /// The most readings one path is followed with; past it, the path is an unknown place.
@@ -31,6 +32,13 @@ const SYSTEM_LINKS: &[(&[&str], &[&str])] = &[
 /// The patterns `text` may name, resolved against `base` (the working directory's pattern;
 /// `None`: unknown) — every reading, each normalised and un-aliased.
 pub(crate) fn resolve(text: &str, base: Option<&Pattern>) -> Vec<Pattern> {
+    resolve_with(text, base, &[])
+}
+
+/// As [`resolve`], knowing the links the block makes: a `..` after one of them (or after a
+/// link on disk) leaves where the link leads, as the kernel does (`/tmp/d/..` with `/tmp/d` →
+/// `/R/work` is `/R`).
+pub(crate) fn resolve_with(text: &str, base: Option<&Pattern>, links: &[Link]) -> Vec<Pattern> {
     let unknown_base = vec![Comp::AnyDepth];
     let base = base.unwrap_or(&unknown_base);
     let start = if text.starts_with('/') || text.starts_with(UNKNOWN) {
@@ -45,7 +53,7 @@ pub(crate) fn resolve(text: &str, base: Option<&Pattern>) -> Vec<Pattern> {
     for part in text.split('/') {
         let mut next = Vec::new();
         for reading in readings {
-            reading.step(part, base, &mut next);
+            reading.step(part, base, links, &mut next);
         }
         next.dedup();
         if next.len() > MAX_READINGS {
@@ -66,30 +74,102 @@ pub(crate) fn resolve(text: &str, base: Option<&Pattern>) -> Vec<Pattern> {
 }
 
 /// Where a literal path leads through links that already exist on this machine (a link
-/// planted by earlier code: `/tmp/r` → `/`): the longest part of it that exists, with its
-/// links followed, then the rest. `None` when nothing on the way is a link (or the path has
-/// globs or unknown parts).
+/// planted by earlier code: `/tmp/r` → `/`), followed component by component as the kernel
+/// does (a `..` after a link leaves the link's target). `None` when nothing on the way is a
+/// link (or the path has globs or unknown parts).
 fn on_disk(path: &Pattern) -> Option<Pattern> {
-    let mut names = Vec::with_capacity(path.len());
-    for comp in path {
-        match comp {
-            Comp::Glob(name) if !name.contains(['*', '?', '[']) => names.push(name.as_str()),
-            _ => return None,
+    let names = literal_names(path)?;
+    let out = follow_disk(&names)?;
+    Some(out).filter(|out| out != path)
+}
+
+/// The names of a pattern with no glob and no unknown part.
+fn literal_names(path: &Pattern) -> Option<Vec<String>> {
+    path.iter()
+        .map(|comp| match comp {
+            Comp::Glob(name) if !name.contains(['*', '?', '[']) => Some(name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How many links one path may go through on disk before it is an unknown place (the
+/// kernel's limit is 40).
+const MAX_HOPS: usize = 40;
+
+/// Where `/names…` leads on this machine, following links on disk; `None` when no link was
+/// on the way. A link into `/proc` or `/dev/fd` (`/tmp/pc` → `/proc/self/cwd`) leads to an
+/// unknown place: what it names depends on the process that follows it, not on oi.
+fn follow_disk(names: &[String]) -> Option<Pattern> {
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: std::collections::VecDeque<String> = names.iter().cloned().collect();
+    let mut hops = 0;
+    while let Some(name) = todo.pop_front() {
+        match name.as_str() {
+            "" | "." => continue,
+            ".." => {
+                done.pop();
+                continue;
+            }
+            _ => {}
+        }
+        done.push(name);
+        if done.first().is_some_and(|d| d == "proc") {
+            // The lexical reading knows /proc's magic links; oi's own process does not.
+            return (hops > 0).then(|| vec![Comp::AnyDepth]);
+        }
+        let here = format!("/{}", done.join("/"));
+        let Ok(meta) = std::fs::symlink_metadata(&here) else {
+            // Does not exist: the rest is read as written.
+            for rest in todo.drain(..) {
+                match rest.as_str() {
+                    "" | "." => {}
+                    ".." => {
+                        done.pop();
+                    }
+                    _ => done.push(rest),
+                }
+            }
+            break;
+        };
+        if !meta.file_type().is_symlink() {
+            continue;
+        }
+        hops += 1;
+        let Ok(target) = std::fs::read_link(&here) else {
+            return Some(vec![Comp::AnyDepth]);
+        };
+        let target = target.to_string_lossy().into_owned();
+        if hops > MAX_HOPS || magic(&target) {
+            let mut out = vec![Comp::AnyDepth];
+            out.extend(
+                todo.into_iter()
+                    .filter(|n| !n.is_empty() && n != ".")
+                    .map(Comp::Glob),
+            );
+            return Some(out);
+        }
+        done.pop();
+        if target.starts_with('/') {
+            done.clear();
+        }
+        for part in target.split('/').rev() {
+            todo.push_front(part.to_owned());
         }
     }
-    let (existing, real) = (1..=names.len()).rev().find_map(|existing| {
-        let prefix = format!("/{}", names[..existing].join("/"));
-        std::fs::canonicalize(prefix)
-            .ok()
-            .map(|real| (existing, real))
-    })?;
-    let mut out = pattern(real.to_str()?, None);
-    out.extend(
-        names[existing..]
-            .iter()
-            .map(|n| Comp::Glob((*n).to_owned())),
-    );
-    Some(out).filter(|out| out != path)
+    (hops > 0).then(|| done.into_iter().map(Comp::Glob).collect())
+}
+
+/// Whether a link's target is in `/proc` or `/dev/fd` (where the kernel's magic links are).
+fn magic(target: &str) -> bool {
+    let parts: Vec<&str> = target
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    matches!(
+        parts.as_slice(),
+        ["proc", ..] | ["dev", "fd" | "stdin" | "stdout" | "stderr", ..]
+    )
 }
 
 /// The working directories changing to `text` from `cwd` may lead to: the normalised text
@@ -136,11 +216,40 @@ struct Reading {
 
 impl Reading {
     /// Takes one more component; the readings it leads to go to `out`.
-    fn step(mut self, part: &str, base: &Pattern, out: &mut Vec<Reading>) {
+    fn step(mut self, part: &str, base: &Pattern, made: &[Link], out: &mut Vec<Reading>) {
         match part {
             "" | "." => out.push(self),
             ".." if self.swallow => out.push(unknown()),
             ".." => {
+                // After a link, `..` leaves where the link leads.
+                for link in made.iter().filter(|l| l.at == self.path) {
+                    let leads = if link.to.is_empty() {
+                        vec![vec![Comp::AnyDepth]]
+                    } else {
+                        link.to.clone()
+                    };
+                    for mut to in leads {
+                        if matches!(to.last(), Some(Comp::Glob(_))) {
+                            to.pop();
+                        }
+                        out.push(Reading {
+                            path: to,
+                            swallow: false,
+                        });
+                    }
+                }
+                if let Some(mut real) = literal_names(&self.path)
+                    .filter(|n| !n.is_empty() && n[0] != "proc")
+                    .and_then(|n| follow_disk(&n))
+                {
+                    if matches!(real.last(), Some(Comp::Glob(_))) {
+                        real.pop();
+                    }
+                    out.push(Reading {
+                        path: real,
+                        swallow: false,
+                    });
+                }
                 if matches!(self.path.last(), Some(Comp::Glob(_))) {
                     self.path.pop();
                 }

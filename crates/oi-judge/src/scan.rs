@@ -116,6 +116,12 @@ pub(crate) struct Scan<'p> {
     started: Instant,
     /// Links known before this reading (found by an earlier one).
     known_links: Vec<Link>,
+    /// How many speculative readings enclose the current one (text that may or may not be
+    /// code: an unknown program's arguments, text piped into it): what they find dangerous
+    /// counts, what they cannot read does not.
+    pub(crate) speculative: usize,
+    /// Whether an unknown program's argument suffixes are being read (not again inside).
+    pub(crate) suffixing: bool,
 }
 
 impl<'p> Scan<'p> {
@@ -132,7 +138,43 @@ impl<'p> Scan<'p> {
             limit: Cell::new(None),
             started: Instant::now(),
             known_links: Vec::new(),
+            speculative: 0,
+            suffixing: false,
         }
+    }
+
+    /// The links known before this reading.
+    pub(crate) fn known_links(&self) -> &[Link] {
+        &self.known_links
+    }
+
+    /// Reads `text` that may be code of some kind (an argument of a program oi does not know,
+    /// text fed to one): as a shell script, each line from its first letter on (`!rm -rf ~`
+    /// for ed and vim, `.shell rm -rf ~` for sqlite3), and its string literals as shell
+    /// (`system("rm -rf ~")` for awk). Only what is found dangerous counts.
+    pub(crate) fn speculative(&mut self, text: &str, env: &Env) {
+        if !text.contains(|c: char| c.is_whitespace() || ";&|()<>`$!{}".contains(c)) {
+            return;
+        }
+        self.speculative += 1;
+        let suffixing = std::mem::replace(&mut self.suffixing, false);
+        self.shell(text, env.clone());
+        let lines: String = text
+            .lines()
+            .filter_map(|line| {
+                let at = line.find(|c: char| c.is_ascii_alphabetic())?;
+                (at > 0).then(|| &line[at..])
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if !lines.is_empty() {
+            self.shell(&lines, env.clone());
+        }
+        if text.contains(['"', '\'', '`']) {
+            self.foreign(text);
+        }
+        self.suffixing = suffixing;
+        self.speculative -= 1;
     }
 
     /// A new reading that knows the links `known` from the start.
@@ -195,6 +237,9 @@ impl<'p> Scan<'p> {
 
     /// Records that the reading ran into `limit` (the first one counts).
     pub(crate) fn exceed(&self, limit: Limit) {
+        if self.speculative > 0 && matches!(limit, Limit::Dynamic(_)) {
+            return;
+        }
         if self.limit.get().is_none() {
             self.limit.set(Some(limit));
         }
@@ -243,6 +288,7 @@ impl<'p> Scan<'p> {
             return Output::Unknown;
         }
         let readers = self.readers;
+        let suffixing = std::mem::replace(&mut self.suffixing, false);
         // The shell removes backslash-newline before it splits words (`r\⏎m -rf ~` is
         // `rm -rf ~`); tree-sitter keeps it inside a word. Outside single quotes that is
         // what runs, so the joined script is read as well, and what either reading finds
@@ -255,6 +301,7 @@ impl<'p> Scan<'p> {
             }
             _ => readers.shell(self, source, env),
         };
+        self.suffixing = suffixing;
         self.depth -= 1;
         output
     }

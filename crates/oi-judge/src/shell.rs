@@ -8,6 +8,7 @@
 use tree_sitter::{Node, Parser};
 
 mod context;
+mod scripts;
 mod walker;
 mod words;
 
@@ -51,6 +52,7 @@ pub(crate) fn read(scan: &mut Scan, source: &str, env: Env) -> Output {
         src: source,
         env,
         last_cd: None,
+        writes: Vec::new(),
     };
     walker.statements(tree.root_node())
 }
@@ -62,6 +64,7 @@ pub(crate) fn read_argv(scan: &mut Scan, argv: &[Field], env: Env) {
         src: "",
         env,
         last_cd: None,
+        writes: Vec::new(),
     };
     walker.scan.note_command(argv);
     programs::inspect(&mut walker, argv, &Output::Nothing);
@@ -88,7 +91,7 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn known_var(&self, name: &str) -> Option<String> {
+    pub(super) fn known_var(&self, name: &str) -> Option<String> {
         match self.env.vars.get(name).map(Vec::as_slice) {
             Some([value]) => Field {
                 segs: value.clone(),
@@ -226,6 +229,26 @@ impl Walker<'_, '_> {
     }
 
     fn redirected(&mut self, node: Node, stdin: Output) -> Output {
+        let outer = std::mem::take(&mut self.writes);
+        let output = self.redirected_inner(node, stdin);
+        let writes = std::mem::replace(&mut self.writes, outer);
+        self.record_writes(writes, &output);
+        output
+    }
+
+    /// Records the files the redirections `writes` write, with `output` when it is known.
+    fn record_writes(&mut self, writes: Vec<(Field, bool)>, output: &Output) {
+        let content = match output {
+            Output::Literal(text) => Some(text.clone()),
+            Output::Nothing => Some(String::new()),
+            _ => None,
+        };
+        for (file, append) in writes {
+            self.record_write(&file, content.clone(), append);
+        }
+    }
+
+    fn redirected_inner(&mut self, node: Node, stdin: Output) -> Output {
         let mut stdin = stdin;
         let mut after: Vec<Node> = Vec::new();
         let mut cursor = node.walk();
@@ -275,6 +298,12 @@ impl Walker<'_, '_> {
                 let fields = self.fields(destination);
                 let writes = matches!(operator.as_str(), ">" | ">>" | ">|" | "&>" | "&>>" | "<>")
                     || (operator == ">&" && destination.kind() != "number");
+                if writes && operator != "<>" {
+                    let append = operator.contains(">>");
+                    for field in &fields {
+                        self.writes.push((field.clone(), append));
+                    }
+                }
                 if writes {
                     for field in &fields {
                         if !field.starts_unknown()
@@ -322,6 +351,17 @@ impl Walker<'_, '_> {
         if !self.scan.step() {
             return Output::Unknown;
         }
+        let outer = std::mem::take(&mut self.writes);
+        // Assignments before the command (`CDPATH=/x cd home`, `HOME=/x cd`) hold for it.
+        let saved_vars = self.env.vars.clone();
+        let output = self.command_inner(node, stdin);
+        self.env.vars = saved_vars;
+        let writes = std::mem::replace(&mut self.writes, outer);
+        self.record_writes(writes, &output);
+        output
+    }
+
+    fn command_inner(&mut self, node: Node, stdin: Output) -> Output {
         let mut stdin = stdin;
         let mut first: Vec<Vec<Field>> = Vec::new();
         let mut rest: Vec<Field> = Vec::new();
@@ -329,11 +369,7 @@ impl Walker<'_, '_> {
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
             match child.kind() {
-                "variable_assignment" => {
-                    if let Some(value) = child.child_by_field_name("value") {
-                        self.words(value);
-                    }
-                }
+                "variable_assignment" => self.assign(child),
                 "file_redirect" | "herestring_redirect" => {
                     if let Some(input) = self.redirect(child) {
                         stdin = input;
@@ -361,6 +397,10 @@ impl Walker<'_, '_> {
             if argv.is_empty() {
                 continue;
             }
+            let argv = self.aliased(argv);
+            if argv.first().is_some_and(|p| p.is("alias")) {
+                self.define_aliases(&argv[1..]);
+            }
             self.scan.note_command(&argv);
             let result = programs::inspect(self, &argv, &stdin);
             if n == 0 {
@@ -368,6 +408,48 @@ impl Walker<'_, '_> {
             }
         }
         output
+    }
+
+    /// `argv` with an alias the block defined replaced by its text (aliases are followed
+    /// whether or not `expand_aliases` is on); "cannot tell" for one oi cannot know.
+    fn aliased(&mut self, argv: Vec<Field>) -> Vec<Field> {
+        let Some(name) = argv.first().and_then(Field::known) else {
+            return argv;
+        };
+        match self.env.aliases.get(&name) {
+            None => argv,
+            Some(None) => {
+                self.scan
+                    .exceed(Limit::Dynamic("runs an alias whose text oi cannot know"));
+                argv
+            }
+            Some(Some(text)) => {
+                let mut out: Vec<Field> = text.split_whitespace().map(Field::lit).collect();
+                out.extend(argv.into_iter().skip(1));
+                out
+            }
+        }
+    }
+
+    /// `alias NAME=TEXT…`: remembered for later commands; the text is read as code too.
+    fn define_aliases(&mut self, args: &[Field]) {
+        for arg in args {
+            let Some(Seg::Lit(first)) = arg.segs.first() else {
+                self.scan
+                    .exceed(Limit::Dynamic("defines an alias oi cannot read"));
+                continue;
+            };
+            let Some((name, _)) = first.split_once('=') else {
+                continue;
+            };
+            let name = name.to_owned();
+            let text = arg.known().map(|t| t[name.len() + 1..].to_owned());
+            if let Some(text) = &text {
+                let env = self.env.clone();
+                self.scan.shell(text, env);
+            }
+            self.env.aliases.insert(name, text);
+        }
     }
 
     fn assign(&mut self, node: Node) {
@@ -393,6 +475,15 @@ impl Walker<'_, '_> {
                 .collect(),
             None => vec![Vec::new()],
         };
+        if matches!(name.as_str(), "BASH_ENV" | "ENV") {
+            // Every shell started later reads this file first.
+            for value in &values {
+                let file = Field {
+                    segs: value.clone(),
+                };
+                self.script(&file, crate::context::Script::Shell);
+            }
+        }
         let values = if append {
             let old = self.lookup(&name);
             let mut joined = Vec::new();

@@ -44,3 +44,20 @@ pub(super) fn disk_write(w: &mut dyn Context, target: &Field, how: &str) {
         ));
     }
 }
+
+/// Blocks emptying or overwriting every file of a protected place (`shred -u ~/*`,
+/// `truncate -s0 ~/*`, `sed -i d ~/*`): as bad as deleting it. The working directory itself
+/// is not protected here (`sed -i 's/a/b/' *` in a project is ordinary), its parents are.
+pub(super) fn clobber_targets(w: &mut dyn Context, targets: &[&Field], how: &str) {
+    for target in targets {
+        for pattern in w.targets(target) {
+            if let Some(what) = w.places().protected(&pattern, Harm::Permissions) {
+                w.block(format!(
+                    "it empties or overwrites the files of {what} (`{how} {}`)",
+                    target.shown()
+                ));
+                return;
+            }
+        }
+    }
+}

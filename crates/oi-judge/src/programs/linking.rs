@@ -71,6 +71,40 @@ pub(super) fn ln(w: &mut dyn Context, args: &[Field]) {
 /// `mount --bind SOURCE DIR` (also `-B`, `--rbind`, `-R`, `-o bind`): `DIR` shows `SOURCE`.
 pub(super) fn mount(w: &mut dyn Context, args: &[Field]) {
     let texts: Vec<String> = args.iter().map(Field::shown).collect();
+    let operands: Vec<&Field> = args
+        .iter()
+        .enumerate()
+        .filter(|(n, a)| {
+            let takes_value = *n > 0
+                && matches!(
+                    texts[n - 1].as_str(),
+                    "-o" | "--options" | "-t" | "--types" | "-L" | "-U" | "--source" | "--target"
+                );
+            !is_option(a) && !takes_value
+        })
+        .map(|(_, a)| a)
+        .collect();
+    // Mounting over a protected place hides what it holds (`mount -t tmpfs tmpfs ~`).
+    let mut points: Vec<&Field> = operands.last().copied().into_iter().collect();
+    if let Some(n) = texts.iter().position(|t| t == "--target") {
+        points.extend(args.get(n + 1));
+    }
+    for point in points {
+        for pattern in w.targets(point) {
+            if let Some(what) = w.places().protected(&pattern, crate::places::Harm::Delete) {
+                w.block(format!(
+                    "it mounts over {what}, hiding what it holds (`mount {}`)",
+                    texts.join(" ")
+                ));
+                return;
+            }
+        }
+    }
+    if !operands.is_empty() {
+        // What a path under a mount point leads to depends on the mount, which oi does not
+        // follow in later blocks.
+        w.unsure("mounts a file system, which changes where paths lead");
+    }
     let bind = texts.iter().enumerate().any(|(n, t)| {
         matches!(t.as_str(), "--bind" | "-B" | "--rbind" | "-R")
             || (n > 0 && matches!(texts[n - 1].as_str(), "-o" | "--options") && t.contains("bind"))

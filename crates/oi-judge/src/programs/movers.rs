@@ -11,7 +11,7 @@ use super::options::is_option;
 
 /// The operands of a command: its arguments that are not options nor the values of the
 /// options in `with_value` (`-f ARCHIVE`, or a short-option cluster ending in one of them).
-fn operands<'a>(
+pub(super) fn operands<'a>(
     args: &'a [Field],
     with_value: &[&str],
     short_with_value: &[char],
@@ -74,25 +74,74 @@ fn shown(name: &str, args: &[Field]) -> String {
     format!("{name} {}", words.join(" "))
 }
 
-/// `tar --remove-files`: what it archives is deleted.
+/// `tar --remove-files`: what it archives is deleted, each operand relative to the directory
+/// the last `-C DIR` before it names (`tar -cf /dev/null --remove-files -C / home`).
 pub(super) fn tar(w: &mut dyn Context, args: &[Field]) {
     if !has_long(args, "--remove-files") {
         return;
     }
-    let targets = operands(
-        args,
-        &[
-            "--file",
-            "--directory",
-            "-C",
-            "--exclude",
-            "-T",
-            "--files-from",
-            "-X",
-        ],
-        &['f', 'C', 'T', 'X', 'b', 'L', 'N'],
-    );
+    let with_value = [
+        "--file",
+        "--exclude",
+        "-T",
+        "--files-from",
+        "-X",
+        "--exclude-from",
+    ];
+    let mut dir = Field::lit(".");
+    let mut targets: Vec<Field> = Vec::new();
+    let mut skip_next = false;
+    let mut options_done = false;
+    for (n, arg) in args.iter().enumerate() {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        let text = arg.known().unwrap_or_default();
+        if !options_done && text == "--" {
+            options_done = true;
+            continue;
+        }
+        let directory = if options_done {
+            None
+        } else if text == "-C" || text == "--directory" {
+            skip_next = true;
+            args.get(n + 1).cloned()
+        } else if let Some(value) = text.strip_prefix("--directory=") {
+            Some(Field::lit(value))
+        } else {
+            text.strip_prefix("-C")
+                .filter(|v| !v.is_empty())
+                .map(Field::lit)
+        };
+        if let Some(next) = directory {
+            dir = join(&dir, &next);
+            continue;
+        }
+        if options_done || !is_option(arg) {
+            if n == 0 && is_cluster(&text) {
+                skip_next = text.contains(['f', 'T', 'X', 'b', 'L', 'N']);
+                if text.contains('C') {
+                    // `tar cfC ARCHIVE DIR …`: values in the order of their letters.
+                    skip_next = true;
+                }
+                continue;
+            }
+            targets.push(join(&dir, arg));
+            continue;
+        }
+        if text.starts_with("--") {
+            skip_next = !text.contains('=') && with_value.contains(&text.as_str());
+        } else {
+            let letters: Vec<char> = text.chars().skip(1).collect();
+            skip_next = letters
+                .last()
+                .is_some_and(|last| ['f', 'T', 'X', 'b', 'L', 'N'].contains(last))
+                || with_value.contains(&text.as_str());
+        }
+    }
     let command = shown("tar", args);
+    let targets: Vec<&Field> = targets.iter().collect();
     delete_targets(w, &targets, &|_| command.clone());
 }
 
@@ -198,7 +247,17 @@ pub(super) fn git(w: &mut dyn Context, args: &[Field]) {
                 }
                 at += 1;
             }
-            "-c" | "--git-dir" | "--namespace" | "--exec-path" => at += 1,
+            // `-c alias.x='!CMD'`, `-c core.pager=CMD`, `-c core.sshCommand=CMD`: settings
+            // that run commands.
+            "-c" => {
+                if let Some(value) = args.get(at).and_then(Field::known) {
+                    if let Some((_, command)) = value.split_once('=') {
+                        w.unknown_program(&[Field::lit(command)], &crate::output::Output::Nothing);
+                    }
+                }
+                at += 1;
+            }
+            "--git-dir" | "--namespace" | "--exec-path" => at += 1,
             t if t.starts_with("--work-tree=") => {
                 tree = Field::lit(&t["--work-tree=".len()..]);
             }

@@ -2,7 +2,7 @@
 //! and `env`, which runs the command after its assignments.
 
 use super::options::{after_options, is_option, option_value};
-use crate::context::Context;
+use crate::context::{Context, Script};
 use crate::effects_in_code;
 use crate::output::Output;
 use crate::places::Harm;
@@ -125,6 +125,8 @@ pub(super) fn run_file(w: &mut dyn Context, name: &str, file: Option<&Field>, st
         ));
     } else if file.is("/dev/stdin") || file.is("-") {
         run_stdin(w, name, stdin, Language::Shell);
+    } else {
+        w.run_script(file, Script::Shell);
     }
 }
 
@@ -182,7 +184,7 @@ pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Ou
         Some(file) if file.decoded() => w.block(format!(
             "it runs decoded code with {name} (an encoded payload oi cannot read)"
         )),
-        Some(_) => {}
+        Some(file) => w.run_script(file, Script::Python),
     }
 }
 
@@ -201,9 +203,78 @@ pub(super) fn interpreter(w: &mut dyn Context, name: &str, args: &[Field], stdin
         )),
         Some(code) => {
             super::computed::code(w, &code);
+            computed_process_call(w, &code.rendered());
             w.nested_foreign(&code);
+            // PowerShell, Tcl and friends write commands as shell does.
+            w.unknown_program(std::slice::from_ref(&code), &Output::Nothing);
         }
-        None if args.iter().all(is_option) => run_stdin(w, name, stdin, Language::Other),
+        None if args.iter().all(is_option) => {
+            if let Output::Literal(text) = stdin {
+                computed_process_call(w, text);
+            }
+            run_stdin(w, name, stdin, Language::Other);
+            w.unknown_program(&[], stdin);
+        }
         None => {}
+    }
+}
+
+/// Functions of other languages that run a process.
+const PROCESS_CALLS: &[&str] = &[
+    "system",
+    "exec",
+    "spawn",
+    "popen",
+    "IO.popen",
+    "Open3",
+    "execSync",
+    "spawnSync",
+    "execFile",
+    "shell_exec",
+    "passthru",
+    "proc_open",
+    "qx",
+    "%x",
+    "Process.Start",
+    "Start-Process",
+    "Invoke-Expression",
+    "iex",
+    "os.execute",
+    "io.popen",
+    "pexpect",
+];
+
+/// Records "cannot tell" when `code` runs a process with anything but one string literal
+/// (`system("rm", "-rf", Dir.home)`, `system "rm", "-rf", $ENV{HOME}`, `` `$x` ``): what
+/// runs is computed, and the literals alone do not show it.
+pub(crate) fn computed_process_call(w: &mut dyn Context, code: &str) {
+    let computed = PROCESS_CALLS.iter().any(|call| {
+        code.match_indices(call).any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                return false;
+            }
+            let rest = code[at + call.len()..].trim_start_matches([' ', '(', '{']);
+            let Some(quote) = rest.chars().next().filter(|c| matches!(c, '"' | '\'')) else {
+                // No literal right after the call (a variable, a list): computed, unless the
+                // name is only a word here (no call follows).
+                let next = code[at + call.len()..].chars().next();
+                return next.is_some_and(|c| matches!(c, '(' | ' ' | '{' | '$' | '@'));
+            };
+            let body = &rest[1..];
+            let Some(end) = body.find(quote) else {
+                return true;
+            };
+            let after = body[end + 1..].trim_start();
+            !(after.is_empty() || after.starts_with([')', ';', '}', '\n']))
+        })
+    }) || code.contains('`')
+        && code
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .any(|inner| inner.contains(['$', '#', '@']));
+    if computed {
+        w.unsure("runs a process from code in another language with a command oi cannot read");
     }
 }

@@ -1,7 +1,7 @@
 //! The walker as the [`Context`] a command is judged in: where its paths point, what it may
 //! block, and how nested code is read.
 
-use crate::context::Context;
+use crate::context::{Context, Script};
 use crate::output::Output;
 use crate::places::{self, Pattern, Places};
 use crate::programs;
@@ -28,7 +28,7 @@ impl Context for Walker<'_, '_> {
         let mut out: Vec<Pattern> = Vec::new();
         for cwd in &self.env.cwds {
             let base = cwd.as_deref().map(|c| places::pattern(c, None));
-            for pattern in resolve::resolve(text, base.as_ref()) {
+            for pattern in resolve::resolve_with(text, base.as_ref(), self.scan.known_links()) {
                 if !out.contains(&pattern) {
                     out.push(pattern);
                 }
@@ -48,7 +48,8 @@ impl Context for Walker<'_, '_> {
     /// `cd`/`pushd`/`popd`: the script may now be in the new directory, or (if `cd` failed)
     /// still in the old one.
     fn change_directory(&mut self, target: Option<&Field>) {
-        let home = self.env.home.clone();
+        // `cd` alone goes to `$HOME` as the block set it (`HOME=/x; cd`).
+        let home = self.known_var("HOME");
         // With `CDPATH` set, `cd NAME` may go to `DIR/NAME` for any of its directories.
         let cdpath = self.env.vars.contains_key("CDPATH");
         let new: Vec<Option<String>> = match target.map(Field::pattern_text) {
@@ -127,5 +128,35 @@ impl Context for Walker<'_, '_> {
 
     fn unsure(&mut self, what: &'static str) {
         self.scan.exceed(Limit::Dynamic(what));
+    }
+
+    fn unknown_program(&mut self, args: &[Field], stdin: &Output) {
+        if self.scan.suffixing {
+            return;
+        }
+        self.scan.suffixing = true;
+        self.scan.speculative += 1;
+        for arg in args {
+            self.scan.speculative(&arg.rendered(), &self.env);
+        }
+        if let Output::Literal(text) = stdin {
+            self.scan.speculative(text, &self.env);
+        }
+        for at in 0..args.len() {
+            if !self.scan.charge(args.len() - at) {
+                break;
+            }
+            programs::inspect(self, &args[at..], &Output::Nothing);
+        }
+        self.scan.speculative -= 1;
+        self.scan.suffixing = false;
+    }
+
+    fn run_script(&mut self, file: &Field, language: Script) {
+        self.script(file, language);
+    }
+
+    fn wrote(&mut self, file: &Field, content: Option<String>) {
+        self.record_write(file, content, false);
     }
 }
