@@ -15,20 +15,24 @@ mod code;
 mod collect;
 mod cwd;
 mod dynamic;
+mod listing;
 mod params;
 mod reader;
 mod split;
+mod targets;
 mod values;
+mod walks;
 
 use tree_sitter::{Node, Parser};
 
 use crate::env::Env;
-use crate::places::{self, Harm};
+use crate::places;
 use crate::resolve;
 use crate::scan::Scan;
 use crate::word::Field;
 
 use reader::{Reader, Value, arguments};
+use targets::Effect;
 
 /// Reads `source` as Python, started in one of `cwds`.
 pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
@@ -57,6 +61,7 @@ pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
         method_calls: HashMap::new(),
         referenced: HashSet::new(),
         cwds: cwds.to_vec(),
+        home_changed: false,
     };
     reader.collect(root);
     reader.follow_chdirs(root);
@@ -77,7 +82,11 @@ impl<'t> Reader<'_, '_, 't> {
             }
             match node.kind() {
                 "call" => self.call(node),
-                "identifier" | "attribute" => self.code_runner_reference(node),
+                "identifier" | "attribute" => {
+                    self.code_runner_reference(node);
+                    self.harmful_reference(node);
+                }
+                "assignment" => self.temporary_renamed(node),
                 "while_statement" => self.endless_fork(node),
                 "for_statement" => {
                     if let (Some(iterable), Some(body)) = (
@@ -151,7 +160,7 @@ impl<'t> Reader<'_, '_, 't> {
             .unwrap_or_default();
         let first = arguments.first().copied().or_else(|| keyword("path"));
         self.opaque_call(node, &name);
-        if self.runs_python(node, &name, &method) {
+        if self.runs_python(node, &name, &method) || self.moved_or_locked(node, &name, &method) {
             return;
         }
         match name.as_str() {
@@ -163,8 +172,9 @@ impl<'t> Reader<'_, '_, 't> {
                     Some(fd) if self.text(fd) != "None" => vec![None],
                     _ => self.cwds.clone(),
                 };
-                if let Some(target) = first {
-                    self.deleted_in(target, node, &cwds);
+                match first {
+                    Some(target) => self.harmed_in(target, node, &cwds, Effect::Delete),
+                    None => self.unsure("deletes a tree whose path oi cannot see (`*args`)"),
                 }
             }
             "os.system"
@@ -278,32 +288,16 @@ impl<'t> Reader<'_, '_, 't> {
     /// A recursive delete of each value `target` may have.
     fn deleted(&mut self, target: Node, call: Node) {
         let cwds = self.cwds.clone();
-        self.deleted_in(target, call, &cwds);
+        self.harmed_in(target, call, &cwds, Effect::Delete);
     }
 
-    /// A recursive delete of each value `target` may have, from one of `cwds`.
-    fn deleted_in(&mut self, target: Node, call: Node, cwds: &[Option<String>]) {
-        for value in self.values(target, 0) {
-            let Value::Str(field) = value else { continue };
-            if field.starts_unknown() {
-                continue;
-            }
-            let text = field.pattern_text();
-            let protected = self
-                .scan
-                .through_links(resolved(&text, cwds))
-                .iter()
-                .find_map(|pattern| self.scan.places.protected(pattern, Harm::Delete));
-            if let Some(what) = protected {
-                let shown = field.shown();
-                let call = self.text(call);
-                self.scan.block(if call.contains(&shown) {
-                    format!("it recursively deletes {what} (`{call}`)")
-                } else {
-                    format!("it recursively deletes {what} (`{call}` deletes `{shown}`)")
-                });
-                return;
-            }
+    /// `t.name = …` on a `TemporaryDirectory`: its `cleanup()` deletes what it was given.
+    fn temporary_renamed(&mut self, node: Node) {
+        let renamed = node.child_by_field_name("left").is_some_and(|left| {
+            left.kind() == "attribute" && self.text_of_field(left, "attribute") == "name"
+        });
+        if renamed && self.src.contains("TemporaryDirectory") {
+            self.unsure("changes the directory a TemporaryDirectory deletes");
         }
     }
 

@@ -5,6 +5,83 @@
 use tree_sitter::Node;
 
 use super::innermost_value;
+
+/// The functions a `from MODULE import *` brings in by bare name that oi follows.
+const STAR_NAMES: &[(&str, &[&str])] = &[
+    (
+        "os",
+        &[
+            "system",
+            "popen",
+            "remove",
+            "unlink",
+            "rmdir",
+            "removedirs",
+            "rename",
+            "replace",
+            "renames",
+            "chmod",
+            "lchmod",
+            "chdir",
+            "fchdir",
+            "execv",
+            "execve",
+            "execvp",
+            "execvpe",
+            "execl",
+            "execlp",
+            "execle",
+            "execlpe",
+            "spawnv",
+            "spawnl",
+            "spawnvp",
+            "spawnlp",
+            "posix_spawn",
+            "posix_spawnp",
+            "symlink",
+            "fork",
+            "walk",
+            "listdir",
+            "scandir",
+            "getcwd",
+            "environ",
+            "putenv",
+            "getenv",
+            "open",
+            "fwalk",
+        ],
+    ),
+    ("shutil", &["rmtree", "move", "copytree", "chown"]),
+    (
+        "subprocess",
+        &[
+            "run",
+            "call",
+            "check_call",
+            "check_output",
+            "Popen",
+            "getoutput",
+            "getstatusoutput",
+        ],
+    ),
+    (
+        "pathlib",
+        &["Path", "PosixPath", "PurePath", "PurePosixPath"],
+    ),
+    (
+        "os.path",
+        &[
+            "join",
+            "expanduser",
+            "expandvars",
+            "abspath",
+            "realpath",
+            "dirname",
+        ],
+    ),
+    ("glob", &["glob", "iglob"]),
+    ("tempfile", &["mkdtemp", "TemporaryDirectory", "gettempdir"]),
+];
 use super::reader::{Binding, Reader};
 
 impl<'t> Reader<'_, '_, 't> {
@@ -21,6 +98,7 @@ impl<'t> Reader<'_, '_, 't> {
                     self.import(node, module);
                 }
                 "assignment" => {
+                    self.home_assignment(node);
                     if let (Some(left), Some(right)) = (
                         node.child_by_field_name("left"),
                         node.child_by_field_name("right"),
@@ -38,6 +116,7 @@ impl<'t> Reader<'_, '_, 't> {
                     }
                 }
                 "call" => match node.child_by_field_name("function") {
+                    Some(f) if self.changes_home(f) => self.home_changed = true,
                     Some(f) if f.kind() == "identifier" => {
                         let name = self.text(f).to_owned();
                         self.calls.entry(name).or_default().push(node);
@@ -106,7 +185,61 @@ impl<'t> Reader<'_, '_, 't> {
         }
     }
 
+    /// `os.environ['HOME'] = …` (or `del`, augmented): `HOME` is no longer known.
+    fn home_assignment(&mut self, node: Node) {
+        let Some(left) = node.child_by_field_name("left") else {
+            return;
+        };
+        if !self.text(left).contains("environ") {
+            return;
+        }
+        // `os.environ['PATH'] = …` leaves HOME alone; any other key may be HOME.
+        let other_key = left.kind() == "subscript"
+            && left
+                .child_by_field_name("subscript")
+                .is_some_and(|k| k.kind() == "string" && !self.text(k).contains("HOME"));
+        if !other_key {
+            self.home_changed = true;
+        }
+    }
+
+    /// `os.putenv('HOME', …)`, `os.environ.update(…)`, `os.environ.setdefault(…)`, …
+    fn changes_home(&self, function: Node) -> bool {
+        let text = self.text(function);
+        let name = self.qualified(function).unwrap_or_default();
+        let method = text.rsplit('.').next().unwrap_or("");
+        name.ends_with("putenv")
+            || name.ends_with("unsetenv")
+            || (text.contains("environ")
+                && matches!(
+                    method,
+                    "update" | "setdefault" | "pop" | "clear" | "__setitem__" | "popitem"
+                ))
+    }
+
+    /// `from shutil import *`: the module's functions that delete, move or run commands are
+    /// known by their bare names.
+    fn star_import(&mut self, module: &str) {
+        for (owner, names) in STAR_NAMES {
+            if *owner == module {
+                for name in *names {
+                    self.aliases
+                        .insert((*name).to_owned(), format!("{module}.{name}"));
+                }
+            }
+        }
+    }
+
     fn import(&mut self, node: Node, module: Option<String>) {
+        if let Some(module) = &module {
+            let mut cursor = node.walk();
+            let star = node
+                .named_children(&mut cursor)
+                .any(|c| c.kind() == "wildcard_import");
+            if star {
+                self.star_import(module);
+            }
+        }
         let mut cursor = node.walk();
         for name in node.children_by_field_name("name", &mut cursor) {
             let (dotted, alias) = match name.kind() {
@@ -140,7 +273,17 @@ impl<'t> Reader<'_, '_, 't> {
                 Some(inner) if target.named_child_count() == 1 => {
                     return self.bind(inner, binding);
                 }
-                _ => return,
+                // `for root, dirs, files in os.walk(D)`: each name is one part of each element.
+                _ => {
+                    if let Binding::ElementOf(iterable) = binding {
+                        let mut cursor = target.walk();
+                        let parts: Vec<Node<'t>> = target.named_children(&mut cursor).collect();
+                        for (n, part) in parts.into_iter().enumerate() {
+                            self.bind(part, Binding::PartOf(iterable, n));
+                        }
+                    }
+                    return;
+                }
             },
             _ => return,
         };

@@ -1,6 +1,6 @@
 //! Python that reaches functions by name at run time (`getattr(os, 'sys'+'tem')`,
 //! `__import__('o'+'s')`, `importlib.import_module`, `vars(os)[…]`, `ctypes`), loops that
-//! never end while they fork, and walks of a directory that delete what they find.
+//! never end while they fork.
 //!
 //! A dynamic lookup whose name oi can evaluate is followed like the plain call; one it
 //! cannot evaluate (or `ctypes`, which calls into C) makes the reading "cannot tell".
@@ -27,33 +27,6 @@ const POWERFUL: &[&str] = &[
     "__builtins__",
     "runpy",
 ];
-
-/// Calls that delete the path they are given (or, as methods, the object they are called on).
-const DELETERS: &[&str] = &[
-    "os.remove",
-    "os.unlink",
-    "os.rmdir",
-    "os.removedirs",
-    "shutil.rmtree",
-    "pathlib.Path.unlink",
-    "pathlib.Path.rmdir",
-];
-
-/// Methods that delete their object (`p.unlink()`).
-const DELETING_METHODS: &[&str] = &["unlink", "rmdir", "rmtree"];
-
-/// Calls that list a directory tree (their first argument is the directory).
-const WALKERS: &[&str] = &[
-    "os.walk",
-    "os.fwalk",
-    "os.listdir",
-    "os.scandir",
-    "glob.glob",
-    "glob.iglob",
-];
-
-/// Methods that list the tree under their object (`Path.home().rglob('*')`).
-const WALKING_METHODS: &[&str] = &["rglob", "glob", "iterdir", "walk"];
 
 impl<'t> Reader<'_, '_, 't> {
     /// The module or function a dynamic lookup names (`__import__('os')` → `os`,
@@ -109,7 +82,7 @@ impl<'t> Reader<'_, '_, 't> {
     }
 
     /// The one known string `node` evaluates to.
-    fn known_string(&self, node: Node) -> Option<String> {
+    pub(super) fn known_string(&self, node: Node) -> Option<String> {
         match self.values(node, 0).as_slice() {
             [Value::Str(field)] => field.known(),
             _ => None,
@@ -172,61 +145,5 @@ impl<'t> Reader<'_, '_, 't> {
             "iter" | "builtins.iter" => count == 2,
             _ => false,
         }
-    }
-
-    /// A loop over a listing of a directory tree whose body deletes: the directory is deleted.
-    pub(super) fn walk_delete(&mut self, iterable: Node, body: Node, at: Node) {
-        let Some((directory, narrowed)) = self.walked(iterable) else {
-            return;
-        };
-        if !narrowed && self.deletes_in(body) {
-            self.deleted(directory, at);
-        }
-    }
-
-    /// The directory a listing call walks, and whether its pattern narrows what it finds.
-    fn walked(&self, iterable: Node<'t>) -> Option<(Node<'t>, bool)> {
-        if iterable.kind() != "call" {
-            return None;
-        }
-        let function = iterable.child_by_field_name("function")?;
-        let arguments = arguments(iterable);
-        let name = self.qualified(function).unwrap_or_default();
-        if WALKERS.contains(&name.as_str()) {
-            return Some((*arguments.first()?, false));
-        }
-        let method = function.child_by_field_name("attribute")?;
-        if function.kind() != "attribute" || !WALKING_METHODS.contains(&self.text(method)) {
-            return None;
-        }
-        let narrowed = arguments
-            .first()
-            .and_then(|p| self.known_string(*p))
-            .is_some_and(|p| !crate::places::wildcard_all(p.trim_start_matches("**/")));
-        Some((function.child_by_field_name("object")?, narrowed))
-    }
-
-    /// Whether `body` calls something that deletes files.
-    fn deletes_in(&self, body: Node) -> bool {
-        let mut stack = vec![body];
-        while let Some(node) = stack.pop() {
-            if node.kind() == "call" {
-                if let Some(function) = node.child_by_field_name("function") {
-                    let name = self.qualified(function).unwrap_or_default();
-                    let method = (function.kind() == "attribute")
-                        .then(|| function.child_by_field_name("attribute"))
-                        .flatten()
-                        .map(|a| self.text(a));
-                    if DELETERS.contains(&name.as_str())
-                        || method.is_some_and(|m| DELETING_METHODS.contains(&m))
-                    {
-                        return true;
-                    }
-                }
-            }
-            let mut cursor = node.walk();
-            stack.extend(node.named_children(&mut cursor));
-        }
-        false
     }
 }

@@ -41,6 +41,9 @@ pub(super) struct Reader<'s, 'p, 't> {
     /// The working directories the block may be in (`None`: one oi cannot know): where it
     /// started, and where its `os.chdir` calls may have taken it.
     pub(super) cwds: Vec<Option<String>>,
+    /// Whether the block changes `HOME` (`os.environ['HOME'] = …`, `os.putenv`): then `~`,
+    /// `expanduser` and `Path.home()` are places oi cannot know.
+    pub(super) home_changed: bool,
 }
 
 /// How a name got its value.
@@ -50,6 +53,8 @@ pub(super) enum Binding<'t> {
     Is(Node<'t>),
     /// `for name in expr`.
     ElementOf(Node<'t>),
+    /// `for a, b, c in expr`: the item at this position of each element.
+    PartOf(Node<'t>, usize),
 }
 
 /// The positional arguments of a call.

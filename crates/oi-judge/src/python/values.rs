@@ -83,6 +83,13 @@ impl Reader<'_, '_, '_> {
                 Some("os.sep" | "os.path.sep") => vec![Value::Str(Field::lit("/"))],
                 Some("os.curdir" | "os.path.curdir") => vec![Value::Str(Field::lit("."))],
                 Some("os.pardir" | "os.path.pardir") => vec![Value::Str(Field::lit(".."))],
+                _ if matches!(
+                    self.text_of_field(node, "attribute").as_str(),
+                    "name" | "path"
+                ) =>
+                {
+                    self.entry_attribute(node, depth)
+                }
                 _ if self.text_of_field(node, "attribute") == "parent" => {
                     self.map_str(node.child_by_field_name("object"), depth, |t| {
                         format!("{t}/..")
@@ -99,6 +106,9 @@ impl Reader<'_, '_, '_> {
                     .map(|k| self.string(k).shown());
                 match (base.as_deref(), key) {
                     (Some("os.environ"), Some(key)) => self.environment(&key),
+                    (Some("sys.argv"), Some(_)) => {
+                        vec![Value::Str(super::listing::argument_field(text))]
+                    }
                     _ => vec![Value::Unknown],
                 }
             }
@@ -107,7 +117,7 @@ impl Reader<'_, '_, '_> {
         }
     }
 
-    fn text_of_field(&self, node: Node, field: &str) -> String {
+    pub(super) fn text_of_field(&self, node: Node, field: &str) -> String {
         node.child_by_field_name(field)
             .map(|f| self.text(f).to_owned())
             .unwrap_or_default()
@@ -124,14 +134,8 @@ impl Reader<'_, '_, '_> {
         for binding in bindings {
             match binding {
                 Binding::Is(node) => out.extend(self.values(*node, depth + 1)),
-                Binding::ElementOf(node) => {
-                    for value in self.values(*node, depth + 1) {
-                        match value {
-                            Value::List(items) => out.extend(items.into_iter().map(Value::Str)),
-                            _ => out.push(Value::Unknown),
-                        }
-                    }
-                }
+                Binding::ElementOf(node) => out.extend(self.elements(*node, depth + 1)),
+                Binding::PartOf(node, n) => out.extend(self.parts(*node, *n, depth + 1)),
             }
         }
         out
@@ -139,7 +143,7 @@ impl Reader<'_, '_, '_> {
 
     fn environment(&self, key: &str) -> Vec<Value> {
         let known = match key {
-            "HOME" | "USERPROFILE" => self.scan.places.home(),
+            "HOME" | "USERPROFILE" => self.home(),
             "PWD" => self.scan.places.cwd(),
             _ => None,
         };
@@ -160,6 +164,7 @@ impl Reader<'_, '_, '_> {
         let separator = match operator.as_str() {
             "+" => "",
             "/" => "/",
+            "%" => return self.percent(left, right, depth),
             _ => return vec![Value::Unknown],
         };
         let mut out = Vec::new();
@@ -205,7 +210,12 @@ impl Reader<'_, '_, '_> {
     }
 
     /// Applies `f` to the known text of each string value of `node`.
-    fn map_str(&self, node: Option<Node>, depth: usize, f: impl Fn(&str) -> String) -> Vec<Value> {
+    pub(super) fn map_str(
+        &self,
+        node: Option<Node>,
+        depth: usize,
+        f: impl Fn(&str) -> String,
+    ) -> Vec<Value> {
         let Some(node) = node else {
             return vec![Value::Unknown];
         };
@@ -232,9 +242,9 @@ impl Reader<'_, '_, '_> {
             .flatten();
         let method = self.text_of_field(function, "attribute");
         let first = arguments.first().copied();
-        let home = self.scan.places.home();
+        let home = self.home();
         match name.as_str() {
-            "os.path.expanduser" => self.map_str(first, depth, |t| expand_user(t, home.as_deref())),
+            "os.path.expanduser" => self.expanded(first, depth),
             "os.path.expandvars" => self.map_str(first, depth, |t| match &home {
                 Some(h) => t.replace("${HOME}", h).replace("$HOME", h),
                 None => t.to_owned(),
@@ -273,7 +283,7 @@ impl Reader<'_, '_, '_> {
                 Some(source) => self.values(source, depth),
                 None => vec![Value::Unknown],
             },
-            "pathlib.Path.home" | "Path.home" => match home {
+            "pathlib.Path.home" | "Path.home" | "os.path.expanduser.home" => match home {
                 Some(home) => vec![Value::Str(Field::lit(&home))],
                 None => vec![Value::Unknown],
             },
@@ -282,7 +292,7 @@ impl Reader<'_, '_, '_> {
                 None => vec![Value::Unknown],
             },
             "tempfile.mkdtemp" | "tempfile.TemporaryDirectory" => {
-                vec![Value::Str(Field::lit("/tmp/tmp.oi-mkdtemp"))]
+                vec![Value::Str(Field::lit(super::listing::TEMPORARY))]
             }
             "tempfile.gettempdir" => vec![Value::Str(Field::lit("/tmp"))],
             "shlex.split" => self.split(first, Split::Shell, depth),
@@ -302,9 +312,8 @@ impl Reader<'_, '_, '_> {
                 vec![Value::Str(Field::unknown(self.text(node), true))]
             }
             _ => match (method.as_str(), object) {
-                ("expanduser", Some(object)) => {
-                    self.map_str(Some(object), depth, |t| expand_user(t, home.as_deref()))
-                }
+                ("expanduser", Some(object)) => self.expanded(Some(object), depth),
+                ("format", Some(object)) => self.formatted(object, &arguments, depth),
                 (
                     "resolve" | "absolute" | "decode" | "encode" | "strip" | "rstrip" | "lstrip"
                     | "as_posix",
@@ -417,7 +426,7 @@ impl Reader<'_, '_, '_> {
 }
 
 /// `~` and `~user` at the start of a path.
-fn expand_user(text: &str, home: Option<&str>) -> String {
+pub(super) fn expand_user(text: &str, home: Option<&str>) -> String {
     let Some(rest) = text.strip_prefix('~') else {
         return text.to_owned();
     };
@@ -436,7 +445,7 @@ fn expand_user(text: &str, home: Option<&str>) -> String {
 }
 
 /// `os.path.join`: an absolute part starts over.
-fn join_paths(parts: &[Field]) -> Field {
+pub(super) fn join_paths(parts: &[Field]) -> Field {
     let mut out = Field::default();
     for part in parts {
         if part.shown().starts_with('/') {
@@ -460,7 +469,7 @@ fn join_with(items: &[Field], separator: &Field) -> Field {
     out
 }
 
-fn push_lit(field: &mut Field, text: &str) {
+pub(super) fn push_lit(field: &mut Field, text: &str) {
     if let Some(Seg::Lit(last)) = field.segs.last_mut() {
         last.push_str(text);
     } else {
@@ -468,7 +477,7 @@ fn push_lit(field: &mut Field, text: &str) {
     }
 }
 
-fn unknown_seg(raw: &str) -> Seg {
+pub(super) fn unknown_seg(raw: &str) -> Seg {
     Seg::Unknown {
         raw: raw.to_owned(),
         decoded: false,
