@@ -133,6 +133,18 @@ fn attacks(parent: &str, home: &Path) -> Vec<(String, String)> {
         python(format!("exec('{reversed}'[::-1])")),
         // Its shell twin: code read from a file at run time.
         shell(format!("eval \"$(cat {parent}/payload.sh)\"")),
+        // Review of issue 34: commands inside programs oi does not know and builtins (F1), a
+        // script file the block writes and then runs (F2), `..` after a link (F10), `tar -C`
+        // (F12).
+        shell("chrt -o 0 rm -rf $HOME".to_owned()),
+        shell("trap 'rm -rf $HOME' EXIT".to_owned()),
+        shell(format!(
+            "cat > {parent}/y.sh <<'EOF'\nrm -rf \"$HOME\"\nEOF\nbash {parent}/y.sh"
+        )),
+        shell(format!(
+            "mkdir -p {parent}/a/b && ln -sfn {parent}/work {parent}/a/b/d3 && rm -rf {parent}/a/b/d3/../home"
+        )),
+        shell(format!("tar -cf /dev/null --remove-files -C {parent} home")),
     ]
 }
 
@@ -166,6 +178,36 @@ fn one_attack_of_each_class_really_deletes_the_home_when_hard_deny_is_off() {
             (false, false),
             "with --no_hard_deny `{}` runs and deletes the canary home:\n{out}",
             attack.1
+        );
+    }
+}
+
+/// A link planted by an earlier block: into `/proc` (`/proc/self/cwd` is whoever follows it,
+/// not oi), or to a directory with `..` after it. Each second block is refused.
+#[test]
+fn links_planted_by_an_earlier_block_are_followed_as_the_kernel_does() {
+    for (step, attack) in [
+        (
+            "ln -sfn /proc/self/cwd {parent}/pc && echo planted",
+            "cd {parent} && rm -rf {parent}/pc/home",
+        ),
+        (
+            "mkdir -p {parent}/a/b && ln -sfn {parent}/work {parent}/a/b/d3 && echo planted",
+            "rm -rf {parent}/a/b/d3/../home",
+        ),
+    ] {
+        let canary = Canary::new();
+        let parent = canary.parent();
+        let blocks = [
+            ("shell".to_owned(), step.replace("{parent}", &parent)),
+            ("shell".to_owned(), attack.replace("{parent}", &parent)),
+        ];
+        let out = canary.oi(&["-y"], &blocks);
+        assert!(out.contains("planted"), "the first block ran:\n{out}");
+        assert_eq!(
+            (canary.intact(), out.matches("oi blocked this code").count()),
+            (true, 1),
+            "`{attack}` is refused and the home survives:\n{out}"
         );
     }
 }

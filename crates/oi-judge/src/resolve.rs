@@ -446,10 +446,37 @@ mod tests {
         );
     }
 
+    #[test]
+    fn dot_dot_after_a_link_on_disk_leaves_its_target_and_links_into_proc_are_unknown() {
+        let dir = tempfile_dir();
+        std::fs::create_dir_all(format!("{dir}/work")).unwrap();
+        std::fs::create_dir_all(format!("{dir}/a/b")).unwrap();
+        std::os::unix::fs::symlink(format!("{dir}/work"), format!("{dir}/a/b/d")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/cwd", format!("{dir}/pc")).unwrap();
+        let up = shown(&resolve(&format!("{dir}/a/b/d/../home"), None));
+        let proc = shown(&resolve(&format!("{dir}/pc/home"), None));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(up.contains(&format!("{dir}/home")), "{up:?}");
+        assert!(proc.contains(&"/**/home".to_owned()), "{proc:?}");
+    }
+
+    #[test]
+    fn dot_dot_after_a_link_the_block_makes_leaves_its_target() {
+        let made = [crate::links::link(
+            pattern("/tmp/a/b/d", None),
+            Some("/r/work"),
+        )];
+        let resolved = shown(&resolve_with("/tmp/a/b/d/../home", None, &made));
+        assert!(resolved.contains(&"/r/home".to_owned()), "{resolved:?}");
+    }
+
     /// A fresh directory under the system's temporary directory (its real path).
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
     fn tempfile_dir() -> String {
         let base = std::fs::canonicalize(std::env::temp_dir()).unwrap();
-        let dir = base.join(format!("oi-judge-resolve-{}", std::process::id()));
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = base.join(format!("oi-judge-resolve-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir.display().to_string()
     }

@@ -164,3 +164,51 @@ fn read_disk(path: &str) -> Disk {
         Err(_) => Disk::Unreadable,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use oi_core::{ApprovalPolicy, Rules, Verdict};
+
+    fn verdict(dir: &Path, code: &str) -> Verdict {
+        let rules = Rules {
+            policy: ApprovalPolicy::Auto,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            hard_deny: true,
+            home: Some("/home/ada".into()),
+            cwd: Some(dir.to_path_buf()),
+        };
+        crate::verdict(&rules, "shell", code)
+    }
+
+    #[test]
+    fn scripts_on_disk_are_read_as_their_language() {
+        let dir = std::env::temp_dir().join(format!("oi-judge-scripts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("build.sh"), "set -e\ncargo build\n").unwrap();
+        std::fs::write(dir.join("script.py"), "print('hi')\n").unwrap();
+        std::fs::write(dir.join("evil.sh"), "rm -rf ~\n").unwrap();
+        std::fs::write(
+            dir.join("evil.py"),
+            "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))\n",
+        )
+        .unwrap();
+        let results = [
+            verdict(&dir, "bash build.sh"),
+            verdict(&dir, "python3 script.py"),
+            verdict(&dir, "bash evil.sh"),
+            verdict(&dir, "python3 evil.py"),
+            verdict(&dir, "./evil.sh"),
+        ];
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(results[..2], [Verdict::Run, Verdict::Run]);
+        for result in &results[2..] {
+            assert!(
+                matches!(result, Verdict::Block(r) if r.contains("home")),
+                "{result:?}"
+            );
+        }
+    }
+}
