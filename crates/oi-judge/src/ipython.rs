@@ -36,6 +36,8 @@ enum Meaning {
     Python(String),
     /// `%cd DIR`.
     Chdir(String),
+    /// Code in another language (`%%script ruby`, `%%perl`, `%%js`).
+    Foreign(String),
     /// Nothing that runs code (`%env`, `%matplotlib`, …).
     Nothing,
 }
@@ -114,6 +116,13 @@ fn line_magic(name: &str, args: &str) -> Meaning {
     if name == "cd" {
         return Meaning::Chdir(args.to_owned());
     }
+    // `%run FILE` runs a file oi does not read (as `runpy.run_path` does).
+    if name == "run" {
+        return Meaning::Python(format!(
+            "import runpy; runpy.run_path({})",
+            literal(args, false)
+        ));
+    }
     match SHELL_ALIASES.iter().find(|(magic, _)| *magic == name) {
         Some((_, "")) => Meaning::Shell(args.to_owned()),
         Some((_, program)) => Meaning::Shell(format!("{program} {args}")),
@@ -170,7 +179,7 @@ fn as_python(indent: &str, meaning: &Meaning) -> String {
         ),
         Meaning::Python(statement) => format!("{indent}{statement}"),
         Meaning::Chdir(dir) => format!("{indent}os.chdir({})", literal(dir, true)),
-        Meaning::Nothing => format!("{indent}pass"),
+        Meaning::Foreign(_) | Meaning::Nothing => format!("{indent}pass"),
     }
 }
 
@@ -186,11 +195,16 @@ fn cell_magic(code: &str) -> Option<Meaning> {
     let mut words = magic.split_whitespace();
     Some(match words.next().unwrap_or("") {
         "bash" | "sh" => Meaning::Shell(body),
-        "script" => match words.next() {
+        "script" => match words.next().map(|w| w.rsplit('/').next().unwrap_or(w)) {
             Some(shell) if shell.ends_with("sh") => Meaning::Shell(body),
-            Some(python) if python.starts_with("python") => Meaning::Python(body),
-            _ => Meaning::Shell(body),
+            Some(python) if python.starts_with("python") || python.starts_with("pypy") => {
+                Meaning::Python(body)
+            }
+            Some(_) => Meaning::Foreign(body),
+            None => Meaning::Shell(body),
         },
+        "python" | "python2" | "python3" | "pypy" => Meaning::Python(body),
+        "ruby" | "perl" | "js" | "javascript" | "node" => Meaning::Foreign(body),
         "time" | "timeit" | "capture" => Meaning::Python(body),
         _ => Meaning::Nothing,
     })
@@ -208,6 +222,7 @@ pub(crate) fn read(scan: &mut Scan, code: &str) {
                 scan.python(body, &[scan.places.cwd()]);
                 read(scan, body);
             }
+            Meaning::Foreign(code) => scan.foreign(code),
             Meaning::Chdir(_) | Meaning::Nothing => {}
         }
         return;
@@ -226,6 +241,7 @@ pub(crate) fn read(scan: &mut Scan, code: &str) {
                         scan.shell(command, env);
                     }
                     Meaning::Python(statement) => scan.python(statement, &[scan.places.cwd()]),
+                    Meaning::Foreign(code) => scan.foreign(code),
                     Meaning::Chdir(_) | Meaning::Nothing => {}
                 }
                 plain.push_str(&as_python(indent, &meaning));

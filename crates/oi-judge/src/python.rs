@@ -22,10 +22,10 @@ mod split;
 mod targets;
 mod values;
 mod walks;
+mod written;
 
 use tree_sitter::{Node, Parser};
 
-use crate::env::Env;
 use crate::places;
 use crate::resolve;
 use crate::scan::Scan;
@@ -62,8 +62,11 @@ pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
         referenced: HashSet::new(),
         cwds: cwds.to_vec(),
         home_changed: false,
+        written: Vec::new(),
+        sys_path_changed: false,
     };
     reader.collect(root);
+    reader.find_written(root);
     reader.follow_chdirs(root);
     reader.check(root);
 }
@@ -87,6 +90,7 @@ impl<'t> Reader<'_, '_, 't> {
                     self.harmful_reference(node);
                 }
                 "assignment" => self.temporary_renamed(node),
+                "import_statement" | "import_from_statement" => self.import_statement(node),
                 "while_statement" => self.endless_fork(node),
                 "for_statement" => {
                     if let (Some(iterable), Some(body)) = (
@@ -160,6 +164,7 @@ impl<'t> Reader<'_, '_, 't> {
             .unwrap_or_default();
         let first = arguments.first().copied().or_else(|| keyword("path"));
         self.opaque_call(node, &name);
+        self.imported_by_name(node, &name);
         if self.runs_python(node, &name, &method) || self.moved_or_locked(node, &name, &method) {
             return;
         }
@@ -216,7 +221,7 @@ impl<'t> Reader<'_, '_, 't> {
                     .map(|a| self.string(*a))
                     .collect();
                 let cwds = self.call_cwds(node, keyword("cwd"));
-                self.scan.argv(&fields, &cwds);
+                self.run_argv(&fields, &cwds);
             }
             "os.execv" | "os.execve" | "os.execvp" | "os.execvpe" | "os.posix_spawn"
             | "os.posix_spawnp" => {
@@ -233,7 +238,7 @@ impl<'t> Reader<'_, '_, 't> {
                 let fields: Vec<Field> =
                     arguments.iter().skip(2).map(|a| self.string(*a)).collect();
                 let cwds = self.cwds.clone();
-                self.scan.argv(&fields, &cwds);
+                self.run_argv(&fields, &cwds);
             }
             // `os.symlink(TARGET, LINK)`: paths through `LINK` lead to `TARGET`.
             "os.symlink" | "posix.symlink" => {
@@ -291,6 +296,26 @@ impl<'t> Reader<'_, '_, 't> {
         self.harmed_in(target, call, &cwds, Effect::Delete);
     }
 
+    /// An import of a module by name (`importlib.import_module('m')`).
+    fn imported_by_name(&mut self, call: Node, name: &str) {
+        if matches!(
+            name,
+            "importlib.import_module" | "__import__" | "builtins.__import__"
+        ) {
+            let module =
+                arguments(call)
+                    .first()
+                    .and_then(|m| match self.values(*m, 0).as_slice() {
+                        [Value::Str(field)] => field.known(),
+                        _ => None,
+                    });
+            if let Some(module) = module {
+                self.imported(&module);
+            }
+            return;
+        }
+    }
+
     /// `t.name = …` on a `TemporaryDirectory`: its `cleanup()` deletes what it was given.
     fn temporary_renamed(&mut self, node: Node) {
         let renamed = node.child_by_field_name("left").is_some_and(|left| {
@@ -321,12 +346,12 @@ impl<'t> Reader<'_, '_, 't> {
                     );
                 }
                 Value::Str(field) => {
-                    let env = Env::in_dirs(self.scan.places, cwds);
+                    let env = self.shell_env(cwds);
                     self.scan.shell(&field.rendered(), env);
                 }
                 Value::List(fields) => {
                     if let Some(script) = fields.first() {
-                        let env = Env::in_dirs(self.scan.places, cwds);
+                        let env = self.shell_env(cwds);
                         self.scan.shell(&script.rendered(), env);
                     }
                 }
@@ -339,8 +364,8 @@ impl<'t> Reader<'_, '_, 't> {
     fn argv(&mut self, command: Node, cwds: &[Option<String>]) {
         for value in self.values(command, 0) {
             match value {
-                Value::List(fields) => self.scan.argv(&fields, cwds),
-                Value::Str(field) => self.scan.argv(&[field], cwds),
+                Value::List(fields) => self.run_argv(&fields, cwds),
+                Value::Str(field) => self.run_argv(&[field], cwds),
                 Value::Unknown => self.unsure("runs a command computed at run time"),
             }
         }

@@ -44,6 +44,10 @@ pub(super) struct Reader<'s, 'p, 't> {
     /// Whether the block changes `HOME` (`os.environ['HOME'] = …`, `os.putenv`): then `~`,
     /// `expanduser` and `Path.home()` are places oi cannot know.
     pub(super) home_changed: bool,
+    /// Files the block writes (see `written`).
+    pub(super) written: Vec<super::written::Written>,
+    /// Whether the block changes `sys.path`.
+    pub(super) sys_path_changed: bool,
 }
 
 /// How a name got its value.
