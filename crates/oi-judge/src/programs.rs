@@ -436,6 +436,14 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             unknown_program(w, args, stdin);
             passed_on(stdin)
         }
+        "virtualenv" => {
+            runners::made_venv(w, args);
+            Output::Unknown
+        }
+        "uv" if args.first().is_some_and(|a| a.is("venv")) => {
+            runners::made_venv(w, &args[1..]);
+            Output::Unknown
+        }
         "curl" | "wget" => {
             if let Some(file) = option_value(args, &["-o", "--output", "-O", "--output-document"]) {
                 w.wrote(&file, None);

@@ -173,6 +173,13 @@ pub(super) fn python(w: &mut dyn Context, name: &str, args: &[Field], stdin: &Ou
         return;
     }
     let at = after_options(args, &["-W", "-X", "-m"]);
+    if let Some(module) = option_value(args, &["-m"]).and_then(|m| m.known()) {
+        if module == "venv" || module == "virtualenv" {
+            made_venv(w, args.get(at..).unwrap_or(&[]));
+        }
+        // `python -m MODULE ARGS…`: the arguments are the module's, not a script.
+        return;
+    }
     match args.get(at) {
         None => run_stdin(w, name, stdin, Language::Python),
         Some(file) if file.is("-") || file.is("/dev/stdin") => {
@@ -276,5 +283,24 @@ pub(crate) fn computed_process_call(w: &mut dyn Context, code: &str) {
             .any(|inner| inner.contains(['$', '#', '@']));
     if computed {
         w.unsure("runs a process from code in another language with a command oi cannot read");
+    }
+}
+
+/// `python3 -m venv DIR`, `virtualenv DIR`, `uv venv [DIR]`: the block makes `DIR/bin/activate`,
+/// the standard activation script, so `source DIR/bin/activate` after it is ordinary.
+pub(super) fn made_venv(w: &mut dyn Context, operands: &[Field]) {
+    let dirs: Vec<&Field> = operands.iter().filter(|a| !is_option(a)).collect();
+    let default = Field::lit(".venv");
+    let dirs = if dirs.is_empty() {
+        vec![&default]
+    } else {
+        dirs
+    };
+    for dir in dirs {
+        let mut activate = dir.clone();
+        activate
+            .segs
+            .push(crate::word::Seg::Lit("/bin/activate".to_owned()));
+        w.wrote(&activate, Some(String::new()));
     }
 }
