@@ -610,6 +610,9 @@ fn change_owner_or_mode(w: &mut dyn Context, name: &str, args: &[Field]) {
         })
     });
     if !recursive {
+        if name == "chmod" {
+            locks_out(w, args);
+        }
         return;
     }
     let reference = args
@@ -637,5 +640,58 @@ fn change_owner_or_mode(w: &mut dyn Context, name: &str, args: &[Field]) {
 fn is_mode(field: &Field) -> bool {
     field.known().is_some_and(|t| {
         t.len() > 1 && t.starts_with('-') && t[1..].chars().all(|c| "rwxXst".contains(c))
+    })
+}
+
+/// `chmod MODE DIR` (not recursive) that takes the owner's read or search permission from a
+/// protected place (`chmod 000 ~`, `chmod u-x ~`, `chmod a= /`): everything under it is out of
+/// reach until someone restores the mode. The working directory itself is fair game.
+fn locks_out(w: &mut dyn Context, args: &[Field]) {
+    let operands: Vec<&Field> = args
+        .iter()
+        .filter(|a| !is_option(a) || is_mode(a))
+        .collect();
+    let Some((mode, targets)) = operands.split_first() else {
+        return;
+    };
+    let Some(mode) = mode.known() else { return };
+    if !takes_owner_access(&mode) {
+        return;
+    }
+    for target in targets {
+        for pattern in w.targets(target) {
+            if let Some(what) = w.places().protected(&pattern, Harm::Permissions) {
+                w.block(format!(
+                    "it takes the owner's access to {what} away (`chmod {mode} {}`)",
+                    target.shown()
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// Whether a chmod mode leaves the owner without read or search permission.
+fn takes_owner_access(mode: &str) -> bool {
+    if !mode.is_empty() && mode.len() <= 4 && mode.chars().all(|c| c.is_digit(8)) {
+        let digits: Vec<u32> = mode.chars().filter_map(|c| c.to_digit(8)).collect();
+        let owner = if digits.len() >= 3 {
+            digits[digits.len() - 3]
+        } else {
+            0
+        };
+        return owner & 5 != 5;
+    }
+    mode.split(',').any(|clause| {
+        let at = clause.find(['+', '-', '=']).unwrap_or(clause.len());
+        let (who, action) = clause.split_at(at);
+        let owner = who.is_empty() || who.contains(['u', 'a']);
+        let perms: String = action.chars().skip(1).collect();
+        owner
+            && match action.chars().next() {
+                Some('-') => perms.contains(['r', 'x']),
+                Some('=') => !(perms.contains('r') && perms.contains(['x', 'X'])),
+                _ => false,
+            }
     })
 }
