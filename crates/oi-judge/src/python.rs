@@ -298,21 +298,20 @@ impl<'t> Reader<'_, '_, 't> {
 
     /// An import of a module by name (`importlib.import_module('m')`).
     fn imported_by_name(&mut self, call: Node, name: &str) {
-        if matches!(
+        if !matches!(
             name,
             "importlib.import_module" | "__import__" | "builtins.__import__"
         ) {
-            let module =
-                arguments(call)
-                    .first()
-                    .and_then(|m| match self.values(*m, 0).as_slice() {
-                        [Value::Str(field)] => field.known(),
-                        _ => None,
-                    });
-            if let Some(module) = module {
-                self.imported(&module);
-            }
             return;
+        }
+        let module = arguments(call)
+            .first()
+            .and_then(|m| match self.values(*m, 0).as_slice() {
+                [Value::Str(field)] => field.known(),
+                _ => None,
+            });
+        if let Some(module) = module {
+            self.imported(&module);
         }
     }
 
