@@ -209,6 +209,18 @@ fn links_planted_by_an_earlier_block_are_followed_as_the_kernel_does() {
             (true, 1),
             "`{attack}` is refused and the home survives:\n{out}"
         );
+        // Control: with hard-deny off the same two blocks really delete it.
+        let control = Canary::new();
+        let parent = control.parent();
+        let blocks = [
+            ("shell".to_owned(), step.replace("{parent}", &parent)),
+            ("shell".to_owned(), attack.replace("{parent}", &parent)),
+        ];
+        let out = control.oi(&["-y", "--no_hard_deny"], &blocks);
+        assert!(
+            !control.intact(),
+            "with --no_hard_deny `{attack}` deletes:\n{out}"
+        );
     }
 }
 
