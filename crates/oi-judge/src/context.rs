@@ -63,6 +63,10 @@ pub(crate) trait Context {
     /// on what it holds on disk; "cannot tell" when neither can be known.
     fn run_script(&mut self, file: &Field, language: Script);
 
+    /// What the file `file` holds when the command runs, when oi can know it (what the block
+    /// wrote to it, or a small regular file on disk the block did not write).
+    fn file_text(&self, file: &Field) -> Option<String>;
+
     /// Records that the command writes `file`, with `content` when oi can see it.
     fn wrote(&mut self, file: &Field, content: Option<String>);
 }

@@ -429,6 +429,9 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
         }
         _ if is_decoder(&name, args) => Output::Decoded,
         "cat" if args.iter().all(|a| is_option(a) || a.is("-")) => stdin.clone(),
+        "cat" if args.len() == 1 => w
+            .file_text(&args[0])
+            .map_or(Output::Unknown, Output::Literal),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
             for arg in args {
                 runners::computed_process_call(w, &arg.rendered());

@@ -316,7 +316,12 @@ impl Walker<'_, '_> {
                         }
                     }
                 }
-                (operator == "<").then_some(Output::Unknown)
+                (operator == "<").then(|| match fields.as_slice() {
+                    [file] => self
+                        .file_content(file)
+                        .map_or(Output::Unknown, Output::Literal),
+                    _ => Output::Unknown,
+                })
             }
             "herestring_redirect" => {
                 let mut cursor = node.walk();

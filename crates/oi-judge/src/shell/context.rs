@@ -156,6 +156,10 @@ impl Context for Walker<'_, '_> {
         self.script(file, language);
     }
 
+    fn file_text(&self, file: &Field) -> Option<String> {
+        self.file_content(file)
+    }
+
     fn wrote(&mut self, file: &Field, content: Option<String>) {
         self.record_write(file, content, false);
     }

@@ -62,6 +62,29 @@ impl Walker<'_, '_> {
         }
     }
 
+    /// What `file` holds, when oi can know it: what the block wrote to it, or a small text
+    /// file on disk (outside `/proc`, `/sys` and `/dev`) the block did not write.
+    pub(crate) fn file_content(&self, file: &Field) -> Option<String> {
+        let paths = self.file_paths(file);
+        let [Some(path)] = paths.as_slice() else {
+            return None;
+        };
+        match self.env.files.get(path) {
+            Some(content) => content.clone(),
+            None if self.env.wrote_unknown => None,
+            None if ["/proc/", "/sys/", "/dev/"]
+                .iter()
+                .any(|p| path.starts_with(p)) =>
+            {
+                None
+            }
+            None => match read_disk(path) {
+                Disk::Text(text) => Some(text),
+                _ => None,
+            },
+        }
+    }
+
     /// Runs the script `file` as `language`.
     pub(crate) fn script(&mut self, file: &Field, language: Script) {
         for path in self.file_paths(file) {
