@@ -3,8 +3,11 @@
 //! do it and the places they are pointed at (a protected literal path, the home directory
 //! however the language spells it, or a protected argument on the command line).
 
+mod calls;
+
 use crate::places::{self, Harm, Places};
 use crate::resolve;
+use crate::scan::{Limit, Scan};
 
 /// Names of library calls (and shell commands inside strings) that delete files or trees.
 const DELETERS: &[&str] = &[
@@ -72,9 +75,44 @@ pub(crate) fn deletes(code: &str) -> bool {
     DELETERS.iter().any(|name| code.contains(name))
 }
 
-/// The protected place `code` deletes, if it calls a deleter and names one (`literals` are
-/// its string literals).
+// Called by `foreign::read` once it hands the scan over (it calls `deleted_place` now, which
+// holds the protected-place half of this).
+#[allow(dead_code)]
+/// Judges `code` in a language oi does not parse (`literals` are its string literals): a
+/// protected place it deletes, moves or locks is blocked; a call that does so to a target oi
+/// cannot evaluate, or a file function reached by a computed name, is "cannot tell".
+pub(crate) fn judge(scan: &mut Scan, code: &str, literals: &[String]) {
+    if let Some(what) = deleted_place(scan.places, code, literals) {
+        scan.block(format!(
+            "it calls a library function that deletes files on {what}"
+        ));
+        return;
+    }
+    for finding in calls::findings(scan.places, code) {
+        match finding {
+            calls::Finding::Protected(what) => {
+                scan.block(format!(
+                    "it calls a library function that deletes, moves or locks {what}"
+                ));
+                return;
+            }
+            calls::Finding::Unknown(what) => scan.exceed(Limit::Dynamic(what)),
+        }
+    }
+}
+
+/// The protected place `code` deletes, moves or locks, if it calls a deleter and names one
+/// (`literals` are its string literals).
 pub(crate) fn deleted_place(places: &Places, code: &str, literals: &[String]) -> Option<String> {
+    let by_call = calls::findings(places, code)
+        .into_iter()
+        .find_map(|f| match f {
+            calls::Finding::Protected(why) => Some(why),
+            calls::Finding::Unknown(_) => None,
+        });
+    if by_call.is_some() {
+        return by_call;
+    }
     if !deletes(code) {
         return None;
     }
