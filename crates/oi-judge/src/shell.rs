@@ -184,8 +184,18 @@ impl Walker<'_, '_> {
     fn scoped(&mut self, node: Node) -> Output {
         let saved = self.env.clone();
         let output = self.statements(node);
-        self.env = saved;
+        self.restore(saved);
         output
+    }
+
+    /// Back to `saved` after a subshell, substitution or function body: its variables and
+    /// directory do not leak out, but the files it wrote stay written, and aliases it defined
+    /// are kept (a function's aliases hold once it runs).
+    fn restore(&mut self, saved: Env) {
+        let inner = std::mem::replace(&mut self.env, saved);
+        self.env.files = inner.files;
+        self.env.wrote_unknown = inner.wrote_unknown;
+        self.env.aliases = inner.aliases;
     }
 
     fn pipeline(&mut self, node: Node, stdin: Output) -> Output {
@@ -336,6 +346,10 @@ impl Walker<'_, '_> {
                     .iter()
                     .find(|c| c.kind() == "heredoc_start")
                     .is_some_and(|s| self.text(*s).contains(['\'', '"', '\\']));
+                // `cat <<EOF > FILE`: the redirection after the here-document's start.
+                for child in children.iter().filter(|c| c.kind() == "file_redirect") {
+                    self.redirect(*child);
+                }
                 let body = children.iter().find(|c| c.kind() == "heredoc_body")?;
                 if quoted {
                     return Some(Output::Literal(self.text(*body).to_owned()));
@@ -599,7 +613,7 @@ impl Walker<'_, '_> {
             }
             self.env.conditional += 1;
             self.statement(body, Output::Nothing);
-            self.env = saved;
+            self.restore(saved);
         }
     }
 
