@@ -114,6 +114,26 @@ impl<'t> Reader<'_, '_, 't> {
                 Some(inner) => self.origin(inner, depth + 1),
                 None => Origin::Other,
             },
+            // `[f for f in os.listdir('.') if f.endswith('.log')]`: what it loops over,
+            // narrowed by its tests.
+            "list_comprehension" | "generator_expression" | "set_comprehension" => {
+                let mut cursor = iterable.walk();
+                let children: Vec<Node<'t>> = iterable.named_children(&mut cursor).collect();
+                let narrowed = children.iter().any(|c| {
+                    c.kind() == "if_clause" && c.named_child(0).is_some_and(|t| self.narrows(t, 0))
+                });
+                let source = children
+                    .iter()
+                    .find(|c| c.kind() == "for_in_clause")
+                    .and_then(|c| c.child_by_field_name("right"));
+                match source.map(|s| self.origin(s, depth + 1)) {
+                    Some(Origin::Walk(dir, by_pattern)) => {
+                        Origin::Walk(dir, by_pattern || narrowed)
+                    }
+                    Some(Origin::Numbers) => Origin::Numbers,
+                    _ => Origin::Other,
+                }
+            }
             "identifier" => {
                 let Some(bindings) = self.names.get(self.text(iterable)) else {
                     return Origin::Other;
