@@ -345,7 +345,24 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             }
             passed_on(stdin)
         }
+        "unzip" | "7z" | "7za" | "unrar" | "cpio" => {
+            w.wrote(&Field::unknown("<extracted files>", false), None);
+            unknown_program(w, args, stdin);
+            passed_on(stdin)
+        }
         "tar" | "bsdtar" | "gtar" => {
+            let extracts = args.iter().enumerate().any(|(n, a)| {
+                a.known().is_some_and(|t| {
+                    t == "--extract"
+                        || t == "--get"
+                        || (t.starts_with('-') && !t.starts_with("--") && t.contains('x'))
+                        || (n == 0 && !t.starts_with('-') && t.contains('x'))
+                })
+            });
+            if extracts {
+                // Files oi cannot see: a script run after this may be one of them.
+                w.wrote(&Field::unknown("<extracted files>", false), None);
+            }
             movers::tar(w, args);
             passed_on(stdin)
         }

@@ -265,6 +265,13 @@ pub(super) fn git(w: &mut dyn Context, args: &[Field]) {
             _ => break,
         }
     }
+    if args
+        .get(at.wrapping_sub(1))
+        .is_some_and(|a| a.is("clone") || a.is("pull"))
+    {
+        // Files oi cannot see: a script run after this may be one of them.
+        w.wrote(&Field::unknown("<cloned files>", false), None);
+    }
     if !args.get(at.wrapping_sub(1)).is_some_and(|a| a.is("clean")) {
         return;
     }
