@@ -225,6 +225,22 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             return Output::Unknown;
         }
         let at = after_options(args, with_value);
+        let shell_flag = args[..at].iter().any(|a| {
+            a.is("--shell")
+                || a.is("--login")
+                || a.known().is_some_and(|t| {
+                    t.starts_with('-') && !t.starts_with("--") && t.contains(['s', 'i'])
+                })
+        });
+        if name == "sudo" && shell_flag {
+            // `sudo -s`/`sudo -i`: a shell runs the command, or reads its input.
+            let mut argv = vec![Field::lit("sh")];
+            if at < args.len() {
+                argv.push(Field::lit("-c"));
+                argv.push(join_fields(&args[at..]));
+            }
+            return inspect(w, &argv, stdin);
+        }
         if name == "sudo" {
             if let Some(dir) = runners::chdir_option(&args[..at], &["-D", "--chdir"]) {
                 return w.inspect_in(&dir, &args[at..], stdin);
@@ -451,7 +467,15 @@ pub(crate) fn inspect(w: &mut dyn Context, argv: &[Field], stdin: &Output) -> Ou
             .map_or(Output::Unknown, Output::Literal),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
             for arg in args {
-                runners::computed_process_call(w, &arg.rendered());
+                let text = arg.rendered();
+                runners::computed_process_call(w, &text);
+                // `cmd | getline`, `print | cmd`, `|&`: a pipe to or from a command (not `||`).
+                let pipe = text.char_indices().any(|(i, c)| {
+                    c == '|' && !text[..i].ends_with('|') && !text[i + 1..].starts_with('|')
+                });
+                if pipe {
+                    w.unsure("runs a command from awk through a pipe");
+                }
             }
             unknown_program(w, args, stdin);
             passed_on(stdin)

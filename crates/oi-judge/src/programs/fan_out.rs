@@ -33,6 +33,15 @@ pub(super) fn xargs(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Outp
     let replace = option_value(args, &["-I", "--replace"])
         .and_then(|f| f.known())
         .or_else(|| {
+            // `-I{}`, `-IX`: the token written against the option.
+            args.iter().find_map(|a| {
+                let text = a.known()?;
+                text.strip_prefix("-I")
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned)
+            })
+        })
+        .or_else(|| {
             args.iter()
                 .any(|a| a.is("-i") || a.is("--replace"))
                 .then(|| "{}".to_owned())
@@ -47,6 +56,13 @@ pub(super) fn xargs(w: &mut dyn Context, args: &[Field], stdin: &Output) -> Outp
         _ if from_file => vec![Field::unknown("<xargs input>", false)],
         // Items end at blanks, or at NULs (`-0`, `--null`; `printf '%s\0' ~ | xargs -0 rm -rf`
         // deleted a canary home in the second review): either way each one is inspected.
+        // With `-I`, each line is one item, blanks and all (`xargs -I{} sh -c '{}'`).
+        Output::Literal(text) if replace.is_some() => text
+            .split(['\n', '\0'])
+            .map(|line| line.trim_start())
+            .filter(|item| !item.is_empty())
+            .map(Field::lit)
+            .collect(),
         Output::Literal(text) => text
             .split(|c: char| c.is_whitespace() || c == '\0')
             .filter(|item| !item.is_empty())
