@@ -79,6 +79,17 @@ impl<'t> Reader<'_, '_, 't> {
     pub(super) fn walk_delete(&mut self, iterable: Node<'t>, body: Node<'t>, at: Node<'t>) {
         let mut effects = Vec::new();
         self.effects_in(body, at, 0, &mut effects);
+        // Only effects on what the loop yields count (`os.remove(os.path.join(r, f))`, not
+        // `open('log.txt', 'w')` once per entry).
+        let vars = self.loop_names(at, body);
+        // A function of the block may use them through globals: its calls always count.
+        effects.retain(|call| {
+            mentions(self.src, *call, &vars)
+                || call
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "identifier")
+                    .is_some_and(|f| self.definition(self.text(f), at).is_some())
+        });
         if effects.is_empty() || effects.iter().all(|call| self.narrowed(*call)) {
             return;
         }
@@ -102,6 +113,42 @@ impl<'t> Reader<'_, '_, 't> {
                 }
             }
         }
+    }
+
+    /// The names a loop binds, and those assigned in its body from them (`q = os.path.join(p,
+    /// f)`), twice over.
+    fn loop_names(&self, at: Node, body: Node) -> Vec<String> {
+        let mut names = Vec::new();
+        if let Some(left) = at.child_by_field_name("left") {
+            identifiers(self.src, left, &mut names);
+        }
+        for _ in 0..2 {
+            let mut stack = vec![body];
+            while let Some(node) = stack.pop() {
+                let assigned = match node.kind() {
+                    "assignment" | "augmented_assignment" => node
+                        .child_by_field_name("right")
+                        .filter(|r| mentions(self.src, *r, &names))
+                        .and(node.child_by_field_name("left")),
+                    "for_statement" | "for_in_clause" | "with_item" | "as_pattern" => {
+                        let source = node
+                            .child_by_field_name("right")
+                            .or_else(|| node.named_child(0));
+                        source.filter(|r| mentions(self.src, *r, &names)).and(
+                            node.child_by_field_name("left")
+                                .or_else(|| node.child_by_field_name("alias")),
+                        )
+                    }
+                    _ => None,
+                };
+                if let Some(left) = assigned {
+                    identifiers(self.src, left, &mut names);
+                }
+                let mut cursor = node.walk();
+                stack.extend(node.named_children(&mut cursor));
+            }
+        }
+        names
     }
 
     /// Where the elements of `iterable` come from.
@@ -370,4 +417,26 @@ impl<'t> Reader<'_, '_, 't> {
             _ => false,
         }
     }
+}
+
+/// The identifiers in `node`, added to `out`.
+fn identifiers(src: &str, node: Node, out: &mut Vec<String>) {
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "identifier" {
+            let text = src.get(node.byte_range()).unwrap_or("").to_owned();
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+}
+
+/// Whether `node` uses one of `names`.
+fn mentions(src: &str, node: Node, names: &[String]) -> bool {
+    let mut found = Vec::new();
+    identifiers(src, node, &mut found);
+    found.iter().any(|f| names.contains(f))
 }
