@@ -253,6 +253,14 @@ impl<'t> Reader<'_, '_, 't> {
     /// was written there).
     pub(super) fn shell_env(&self, cwds: &[Option<String>]) -> Env {
         let mut env = Env::in_dirs(self.scan.places, cwds);
+        if self.home_changed {
+            // The block set HOME: the shell it starts expands `~` and `$HOME` to that.
+            let unknown = vec![crate::word::Seg::Unknown {
+                raw: "$HOME".to_owned(),
+                decoded: false,
+            }];
+            env.vars.insert("HOME".to_owned(), vec![unknown]);
+        }
         for file in &self.written {
             let mut paths = Vec::new();
             if file.path.starts_with('/') {
@@ -275,7 +283,7 @@ impl<'t> Reader<'_, '_, 't> {
 
     /// Runs the argument vector `argv` from one of `cwds`, knowing the files the block wrote.
     pub(super) fn run_argv(&mut self, argv: &[Field], cwds: &[Option<String>]) {
-        if self.written.is_empty() {
+        if self.written.is_empty() && !self.home_changed {
             self.scan.argv(argv, cwds);
             return;
         }
