@@ -64,6 +64,7 @@ pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
         home_changed: false,
         written: Vec::new(),
         sys_path_changed: false,
+        argv_changed: false,
     };
     reader.collect(root);
     reader.find_written(root);

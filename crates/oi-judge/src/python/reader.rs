@@ -46,6 +46,8 @@ pub(super) struct Reader<'s, 'p, 't> {
     pub(super) home_changed: bool,
     /// Files the block writes (see `written`).
     pub(super) written: Vec<super::written::Written>,
+    /// Whether the block changes `sys.argv` (then its items are not the command line's).
+    pub(super) argv_changed: bool,
     /// Whether the block changes `sys.path`.
     pub(super) sys_path_changed: bool,
 }

@@ -147,7 +147,9 @@ impl<'t> Reader<'_, '_, 't> {
                     continue;
                 }
             };
-            if from_argument(&field) {
+            // `python3 -c CODE ARG`: the command line's reader judges ARG when CODE deletes
+            // (not when it moves or locks: those are judged here, and an argument is unknown).
+            if from_argument(&field) && effect == Effect::Delete {
                 continue;
             }
             let text = pattern_text(&field, narrowed);

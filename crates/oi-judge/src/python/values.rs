@@ -106,7 +106,7 @@ impl Reader<'_, '_, '_> {
                     .map(|k| self.string(k).shown());
                 match (base.as_deref(), key) {
                     (Some("os.environ"), Some(key)) => self.environment(&key),
-                    (Some("sys.argv"), Some(_)) => {
+                    (Some("sys.argv"), Some(_)) if !self.argv_changed => {
                         vec![Value::Str(super::listing::argument_field(text))]
                     }
                     _ => vec![Value::Unknown],

@@ -114,9 +114,9 @@ impl<'t> Reader<'_, '_, 't> {
                         .child_by_field_name("left")
                         .map(|l| self.text(l))
                         .unwrap_or_default();
-                    if left.starts_with("sys.path") {
-                        self.sys_path_changed = true;
-                    }
+                    let (path, argv) = (left.starts_with("sys.path"), left.contains("argv"));
+                    self.sys_path_changed |= path;
+                    self.argv_changed |= argv;
                 }
                 _ => {}
             }
@@ -130,6 +130,9 @@ impl<'t> Reader<'_, '_, 't> {
             return;
         };
         let name = self.qualified(function).unwrap_or_default();
+        if self.text(function).contains("argv.") || name.starts_with("sys.argv.") {
+            self.argv_changed = true;
+        }
         if name.starts_with("sys.path.") || name == "site.addsitedir" {
             self.sys_path_changed = true;
             return;
