@@ -299,6 +299,26 @@ impl<'t> Reader<'_, '_, 't> {
 
     /// An import of a module by name (`importlib.import_module('m')`).
     fn imported_by_name(&mut self, call: Node, name: &str) {
+        // Loading a module from a file: what the block wrote there, or unknown.
+        if matches!(
+            name,
+            "importlib.util.spec_from_file_location"
+                | "importlib.machinery.SourceFileLoader"
+                | "imp.load_source"
+                | "importlib.util.spec_from_loader"
+                | "zipimport.zipimporter"
+        ) {
+            let path = arguments(call).get(1).copied();
+            let file = path.and_then(|p| match self.values(p, 0).as_slice() {
+                [Value::Str(field)] => field.known(),
+                _ => None,
+            });
+            match file {
+                Some(file) if self.wrote(&file) => self.imported_file(&file),
+                _ => self.unsure("loads a module from a file oi does not read"),
+            }
+            return;
+        }
         if !matches!(
             name,
             "importlib.import_module" | "__import__" | "builtins.__import__"

@@ -256,11 +256,13 @@ impl<'t> Reader<'_, '_, 't> {
                 Some(module) => format!("{module}.{dotted}"),
                 None => dotted.clone(),
             };
+            // `import a.b` binds `a` to the package `a` itself.
+            let plain_dotted = module.is_none() && alias.is_none();
             let local = alias.unwrap_or_else(|| match &module {
                 Some(_) => dotted.clone(),
                 None => dotted.split('.').next().unwrap_or(&dotted).to_owned(),
             });
-            if module.is_some() || local != qualified {
+            if !plain_dotted && (module.is_some() || local != qualified) {
                 self.aliases.insert(local, qualified);
             }
         }

@@ -224,6 +224,22 @@ impl<'t> Reader<'_, '_, 't> {
         }
     }
 
+    /// Whether the block writes `path` (as written in the code).
+    pub(super) fn wrote(&self, path: &str) -> bool {
+        self.written.iter().any(|w| w.path == path)
+    }
+
+    /// A file the block wrote, loaded as a module.
+    pub(super) fn imported_file(&mut self, path: &str) {
+        let written: Vec<Written> = self
+            .written
+            .iter()
+            .filter(|w| w.path == path)
+            .cloned()
+            .collect();
+        self.run_written(&written, true);
+    }
+
     /// The import statements of `node` (an `import_statement` or `import_from_statement`).
     pub(super) fn import_statement(&mut self, node: Node) {
         let modules: Vec<String> = if node.kind() == "import_from_statement" {
