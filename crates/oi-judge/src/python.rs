@@ -7,7 +7,11 @@
 //! assigned such values anywhere in the block, and parameters of the block's own functions
 //! (the arguments it passes). Relative paths resolve against every directory the block may
 //! be in (`os.chdir`, `cwd=`: see `cwd`). A command or code computed at run time is one oi
-//! cannot tell.
+//! cannot tell, and so is a tree delete, move or mode change of a path it cannot work out
+//! (`targets`; `%`/`str.format` of known parts and the entries of listings are evaluated:
+//! `listing`), a deleting function handed on as a value, a loop deleting what it gets from
+//! something computed (`walks`), and a module or script the block writes with contents oi
+//! cannot see (`written`).
 
 use std::collections::{HashMap, HashSet};
 
