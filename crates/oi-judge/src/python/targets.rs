@@ -68,10 +68,23 @@ const MOVERS: &[&str] = &[
     "shutil.move",
     "posix.rename",
     "posix.replace",
+    "pathlib.Path.rename",
+    "pathlib.Path.replace",
+    "Path.rename",
+    "Path.replace",
+    "pathlib.PosixPath.rename",
+    "PosixPath.rename",
 ];
 
 /// Functions that change the mode of their first argument.
-const CHMODS: &[&str] = &["os.chmod", "os.lchmod", "posix.chmod"];
+const CHMODS: &[&str] = &[
+    "os.chmod",
+    "os.lchmod",
+    "posix.chmod",
+    "pathlib.Path.chmod",
+    "Path.chmod",
+    "pathlib.Path.lchmod",
+];
 
 /// Functions that delete, move or change the mode of a path: used as values, oi cannot tell
 /// what they are given.
