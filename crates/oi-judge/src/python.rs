@@ -69,6 +69,7 @@ pub(crate) fn read(scan: &mut Scan, source: &str, cwds: &[Option<String>]) {
         written: Vec::new(),
         sys_path_changed: false,
         argv_changed: false,
+        star_unknown: false,
     };
     reader.collect(root);
     reader.find_written(root);
@@ -170,6 +171,18 @@ impl<'t> Reader<'_, '_, 't> {
         let first = arguments.first().copied().or_else(|| keyword("path"));
         self.opaque_call(node, &name);
         self.imported_by_name(node, &name);
+        if self.star_unknown
+            && function.kind() == "identifier"
+            && STAR_HARMFUL.contains(&name.as_str())
+        {
+            let own = self.names.contains_key(name.as_str())
+                || self
+                    .text(self.src_root(node))
+                    .contains(&format!("def {name}("));
+            if !own {
+                self.unsure("calls a function a `from … import *` may have brought in, which oi does not know");
+            }
+        }
         if self.runs_python(node, &name, &method) || self.moved_or_locked(node, &name, &method) {
             return;
         }
@@ -293,6 +306,15 @@ impl<'t> Reader<'_, '_, 't> {
             at.extend(resolved(&text, &self.cwds));
         }
         self.scan.link(at, to.as_deref());
+    }
+
+    /// The root of the tree `node` is in.
+    fn src_root<'n>(&self, node: Node<'n>) -> Node<'n> {
+        let mut root = node;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        root
     }
 
     /// A recursive delete of each value `target` may have.
@@ -487,6 +509,33 @@ impl<'t> Reader<'_, '_, 't> {
         }
     }
 }
+
+/// Bare names that delete, move or run commands in some module (`from m import *`).
+const STAR_HARMFUL: &[&str] = &[
+    "rmtree",
+    "remove_tree",
+    "rename",
+    "renames",
+    "move",
+    "chmod",
+    "unlink",
+    "remove",
+    "rmdir",
+    "removedirs",
+    "system",
+    "popen",
+    "Popen",
+    "check_call",
+    "check_output",
+    "getoutput",
+    "spawn",
+    "execv",
+    "execvp",
+    "execl",
+    "execlp",
+    "rm_rf",
+    "delete",
+];
 
 /// The patterns `text` may name from each of `cwds`.
 fn resolved(text: &str, cwds: &[Option<String>]) -> Vec<places::Pattern> {

@@ -220,6 +220,9 @@ impl<'t> Reader<'_, '_, 't> {
     /// `from shutil import *`: the module's functions that delete, move or run commands are
     /// known by their bare names.
     fn star_import(&mut self, module: &str) {
+        if !STAR_NAMES.iter().any(|(owner, _)| *owner == module) {
+            self.star_unknown = true;
+        }
         for (owner, names) in STAR_NAMES {
             if *owner == module {
                 for name in *names {

@@ -48,6 +48,9 @@ pub(super) struct Reader<'s, 'p, 't> {
     pub(super) written: Vec<super::written::Written>,
     /// Whether the block changes `sys.argv` (then its items are not the command line's).
     pub(super) argv_changed: bool,
+    /// Whether the block imports everything from a module oi does not list (`from m import *`):
+    /// a bare name that deletes or runs commands may be that module's.
+    pub(super) star_unknown: bool,
     /// Whether the block changes `sys.path`.
     pub(super) sys_path_changed: bool,
 }
