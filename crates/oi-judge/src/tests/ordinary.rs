@@ -60,7 +60,10 @@ pub(super) const ORDINARY: &[(&str, &str)] = &[
     ("shell", "cd /tmp/x && rm -rf *"),
     ("shell", "mkdir -p out && cp a.txt out/"),
     ("python", "shutil.rmtree('build')"),
-    ("python", "import shutil, tempfile\ntmpdir = tempfile.mkdtemp()\nshutil.rmtree(tmpdir)"),
+    (
+        "python",
+        "import shutil, tempfile\ntmpdir = tempfile.mkdtemp()\nshutil.rmtree(tmpdir)",
+    ),
     ("python", r#"os.system("ls -la")"#),
     ("python", r#"subprocess.run(["git", "status"])"#),
     (
