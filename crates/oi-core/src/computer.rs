@@ -102,18 +102,7 @@ impl Output {
 /// A stream of output; dropping it before it ends stops the running code.
 pub type OutputStream = BoxStream<'static, Output>;
 
-/// Where a language's persistent session is now: the directory its next block starts in,
-/// which the approval judge reads relative paths against (code of an earlier block may have
-/// changed it: `cd`, `os.chdir`, `setwd`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SessionDir {
-    /// No live session: the next block starts where a new session starts.
-    NotStarted,
-    /// The live session is in this directory.
-    At(std::path::PathBuf),
-    /// A live session whose directory cannot be read: relative paths are unknown places.
-    Unknown,
-}
+pub use crate::policy::SessionDir;
 
 /// The machine that runs code.
 pub trait Computer: Send + Sync {

@@ -60,15 +60,28 @@ pub struct Rules {
     pub cwd: Option<PathBuf>,
 }
 
+/// Where a language's persistent session is now: the directory its next block starts in,
+/// which the approval judge reads relative paths against (code of an earlier block may have
+/// changed it: `cd`, `os.chdir`, `setwd`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionDir {
+    /// No live session: the next block starts where a new session starts.
+    NotStarted,
+    /// The live session is in this directory.
+    At(std::path::PathBuf),
+    /// A live session whose directory cannot be read: relative paths are unknown places.
+    Unknown,
+}
+
 impl Rules {
     /// The rules for judging a block of a session that is in `dir`: relative paths are read
     /// against where the session really is (an earlier block may have changed directory),
     /// and are unknown places when that cannot be read.
-    pub fn in_session(mut self, dir: crate::computer::SessionDir) -> Rules {
+    pub fn in_session(mut self, dir: SessionDir) -> Rules {
         match dir {
-            crate::computer::SessionDir::NotStarted => {}
-            crate::computer::SessionDir::At(path) => self.cwd = Some(path),
-            crate::computer::SessionDir::Unknown => self.cwd = None,
+            SessionDir::NotStarted => {}
+            SessionDir::At(path) => self.cwd = Some(path),
+            SessionDir::Unknown => self.cwd = None,
         }
         self
     }

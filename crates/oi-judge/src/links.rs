@@ -5,29 +5,11 @@
 //! read earlier).
 
 use crate::places::{Comp, Pattern};
-use crate::resolve;
-
-/// A link the block makes: where it is, and where it may lead (empty: anywhere).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Link {
-    /// Where the link is.
-    pub(crate) at: Pattern,
-    /// Where it may lead; empty when oi cannot tell.
-    pub(crate) to: Vec<Pattern>,
-}
 
 /// How many links one block is followed with; past it, every path may lead anywhere.
 pub(crate) const MAX_LINKS: usize = 16;
 
-/// The link at `at` to the path written `to` (relative to the link's directory; `None`:
-/// unknown).
-pub(crate) fn link(at: Pattern, to: Option<&str>) -> Link {
-    let parent: Pattern = at[..at.len().saturating_sub(1)].to_vec();
-    let to = to
-        .map(|text| resolve::resolve(text, Some(&parent)))
-        .unwrap_or_default();
-    Link { at, to }
-}
+pub(crate) use crate::resolve::{Link, link};
 
 /// `patterns` with every path through one of `links` also read as where the link leads.
 pub(crate) fn through(links: &[Link], patterns: Vec<Pattern>) -> Vec<Pattern> {

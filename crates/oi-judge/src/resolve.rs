@@ -11,7 +11,6 @@
 //! kernel goes as well as where the text says; so do links that exist on this machine when
 //! the block is judged (planted by earlier code), followed on disk.
 
-use crate::links::Link;
 use crate::places::{Comp, Pattern, UNKNOWN, glob_match, pattern};
 
 /// The most readings one path is followed with; past it, the path is an unknown place.
@@ -362,6 +361,25 @@ fn first_is(path: &Pattern, name: &str) -> bool {
     matches!(path.first(), Some(Comp::Glob(g)) if glob_match(g, name))
 }
 
+/// A link the block makes: where it is, and where it may lead (empty: anywhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Link {
+    /// Where the link is.
+    pub(crate) at: Pattern,
+    /// Where it may lead; empty when oi cannot tell.
+    pub(crate) to: Vec<Pattern>,
+}
+
+/// The link at `at` to the path written `to` (relative to the link's directory; `None`:
+/// unknown).
+pub(crate) fn link(at: Pattern, to: Option<&str>) -> Link {
+    let parent: Pattern = at[..at.len().saturating_sub(1)].to_vec();
+    let to = to
+        .map(|text| resolve(text, Some(&parent)))
+        .unwrap_or_default();
+    Link { at, to }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,10 +480,7 @@ mod tests {
 
     #[test]
     fn dot_dot_after_a_link_the_block_makes_leaves_its_target() {
-        let made = [crate::links::link(
-            pattern("/tmp/a/b/d", None),
-            Some("/r/work"),
-        )];
+        let made = [link(pattern("/tmp/a/b/d", None), Some("/r/work"))];
         let resolved = shown(&resolve_with("/tmp/a/b/d/../home", None, &made));
         assert!(resolved.contains(&"/r/home".to_owned()), "{resolved:?}");
     }

@@ -12,7 +12,7 @@ use tree_sitter::Node;
 use crate::word::{Field, Seg};
 
 use super::reader::{Binding, Reader, Value, arguments};
-use super::values::{expand_user, join_paths, push_lit, unknown_seg};
+use super::values::{ARGUMENT, TEMPORARY, expand_user, join_paths, push_lit, unknown_seg};
 
 /// Marks (at the start of an unknown part's source text) a name a listing yields: one
 /// component, not `..`.
@@ -20,20 +20,6 @@ const NAME: char = '\u{4}';
 
 /// Marks a directory `os.walk` yields below the one it walks (any depth, no `..`).
 const BELOW: char = '\u{5}';
-
-/// Marks an argument of the command line (`sys.argv[N]`): whoever runs the code with
-/// arguments (`python3 -c CODE ARG`) has them judged there.
-const ARGUMENT: char = '\u{6}';
-
-/// `sys.argv[N]`: an argument the command line's reader judges.
-pub(super) fn argument_field(raw: &str) -> Field {
-    Field {
-        segs: vec![Seg::Unknown {
-            raw: format!("{ARGUMENT}{raw}"),
-            decoded: false,
-        }],
-    }
-}
 
 /// The text of `field` for a path pattern: a name a listing yields is any name (`*`), or,
 /// when the code tests it against a literal first (`narrowed`), a name that is none of the
@@ -439,6 +425,3 @@ impl<'t> Reader<'_, '_, 't> {
             .collect()
     }
 }
-
-/// What `tempfile.mkdtemp()` and `TemporaryDirectory()` stand for: a fresh directory.
-pub(super) const TEMPORARY: &str = "/tmp/tmp.oi-mkdtemp";

@@ -45,7 +45,7 @@ pub(super) struct Reader<'s, 'p, 't> {
     /// `expanduser` and `Path.home()` are places oi cannot know.
     pub(super) home_changed: bool,
     /// Files the block writes (see `written`).
-    pub(super) written: Vec<super::written::Written>,
+    pub(super) written: Vec<Written>,
     /// Whether the block changes `sys.argv` (then its items are not the command line's).
     pub(super) argv_changed: bool,
     /// Whether the block imports everything from a module oi does not list (`from m import *`):
@@ -80,4 +80,14 @@ pub(super) fn arguments(call: Node) -> Vec<Node> {
             )
         })
         .collect()
+}
+
+/// A file the block writes: its path and, when known, what is written (found by
+/// `written.rs`).
+#[derive(Debug, Clone)]
+pub(super) struct Written {
+    /// Where it is written.
+    pub(super) path: String,
+    /// What is written, when it is a literal.
+    pub(super) content: Option<String>,
 }

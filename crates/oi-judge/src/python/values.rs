@@ -107,7 +107,7 @@ impl Reader<'_, '_, '_> {
                 match (base.as_deref(), key) {
                     (Some("os.environ"), Some(key)) => self.environment(&key),
                     (Some("sys.argv"), Some(_)) if !self.argv_changed => {
-                        vec![Value::Str(super::listing::argument_field(text))]
+                        vec![Value::Str(argument_field(text))]
                     }
                     _ => vec![Value::Unknown],
                 }
@@ -292,7 +292,7 @@ impl Reader<'_, '_, '_> {
                 None => vec![Value::Unknown],
             },
             "tempfile.mkdtemp" | "tempfile.TemporaryDirectory" => {
-                vec![Value::Str(Field::lit(super::listing::TEMPORARY))]
+                vec![Value::Str(Field::lit(TEMPORARY))]
             }
             "tempfile.gettempdir" => vec![Value::Str(Field::lit("/tmp"))],
             "shlex.split" => self.split(first, Split::Shell, depth),
@@ -488,3 +488,20 @@ pub(super) fn unknown_seg(raw: &str) -> Seg {
 fn unescape_python(text: &str) -> String {
     super::super::escapes::unescape_c(text)
 }
+
+/// Marks an argument of the command line (`sys.argv[N]`): whoever runs the code with
+/// arguments (`python3 -c CODE ARG`) has them judged there.
+pub(super) const ARGUMENT: char = '\u{6}';
+
+/// `sys.argv[N]`: an argument the command line's reader judges.
+pub(super) fn argument_field(raw: &str) -> Field {
+    Field {
+        segs: vec![Seg::Unknown {
+            raw: format!("{ARGUMENT}{raw}"),
+            decoded: false,
+        }],
+    }
+}
+
+/// What `tempfile.mkdtemp()` and `TemporaryDirectory()` stand for: a fresh directory.
+pub(super) const TEMPORARY: &str = "/tmp/tmp.oi-mkdtemp";

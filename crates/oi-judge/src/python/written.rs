@@ -9,7 +9,7 @@ use tree_sitter::Node;
 use crate::env::Env;
 use crate::word::Field;
 
-use super::reader::{Binding, Reader, Value, arguments};
+use super::reader::{Binding, Reader, Value, Written, arguments};
 
 /// Modules that are not written by the block: the standard library's and common packages'.
 const KNOWN_MODULES: &[&str] = &[
@@ -90,13 +90,6 @@ const KNOWN_MODULES: &[&str] = &[
     "xml",
     "codecs",
 ];
-
-/// A file the block writes: its path and, when known, what is written.
-#[derive(Debug, Clone)]
-pub(super) struct Written {
-    path: String,
-    content: Option<String>,
-}
 
 impl<'t> Reader<'_, '_, 't> {
     /// First pass over the block: the files it writes with literal paths, and whether it
