@@ -25,6 +25,7 @@ pub mod approval;
 pub mod blocking;
 pub mod computer;
 pub mod computer_api;
+pub mod failure;
 pub mod fence;
 pub mod framing;
 pub mod history;
@@ -49,6 +50,7 @@ pub mod visible;
 pub use approval::{ApprovalId, ApprovalRequest, Decision};
 pub use blocking::OpenInterpreter;
 pub use computer::{Computer, LanguageSpec, Output, OutputStream};
+pub use failure::{Failure, FailureKind};
 pub use interpreter::{ChatInput, Interpreter};
 pub use lmc::{Chunk, CodeContent, Content, Kind, LmcError, Message, Recipient, Role};
 pub use model::{

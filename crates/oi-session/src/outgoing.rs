@@ -29,6 +29,9 @@ pub struct Outgoing {
     /// For a `complete`: the usage when it was sent (its turn's and the session's tokens and
     /// cost), for the connections that asked for it (`?usage=true`).
     pub usage: Option<oi_core::UsageReport>,
+    /// For the error chunk of a failed turn: why it failed (its kind and the upstream status),
+    /// for the edges that say it in their own way (the error chunk's `kind`, an HTTP status).
+    pub failure: Option<oi_core::Failure>,
 }
 
 impl Outgoing {
@@ -38,6 +41,18 @@ impl Outgoing {
             chunk,
             answers: None,
             usage: None,
+            failure: None,
+        }
+    }
+
+    /// The error chunk of a turn that failed with `error`.
+    pub fn failed(error: &oi_core::TurnError) -> Self {
+        let failure = oi_core::Failure::from(error);
+        Outgoing {
+            chunk: Chunk::server_error(failure.message.clone()),
+            answers: None,
+            usage: None,
+            failure: Some(failure),
         }
     }
 
@@ -47,6 +62,7 @@ impl Outgoing {
             chunk: Chunk::complete(),
             answers: input,
             usage: None,
+            failure: None,
         }
     }
 
@@ -68,5 +84,11 @@ impl TurnOutput {
     /// The next chunk, waiting for it; `None` once the turn is over.
     pub async fn recv(&mut self) -> Option<Chunk> {
         self.0.recv().await.map(|out| out.chunk)
+    }
+
+    /// The next chunk with what it carries (a failed turn's [`Failure`](oi_core::Failure)),
+    /// waiting for it; `None` once the turn is over.
+    pub async fn recv_out(&mut self) -> Option<Outgoing> {
+        self.0.recv().await
     }
 }

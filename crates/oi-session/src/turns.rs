@@ -64,6 +64,13 @@ impl Route {
             .is_some_and(|target| target.sink.send(Outgoing::plain(chunk)).is_ok())
     }
 
+    /// Sends `out` (a chunk with what it carries); false as [`send`](Self::send).
+    fn send_out(&self, out: Outgoing) -> bool {
+        lock(&self.0)
+            .as_ref()
+            .is_some_and(|target| target.sink.send(out).is_ok())
+    }
+
     /// Sends the `complete` of the input the turn answers now, with `usage`.
     fn complete(&self, usage: oi_core::UsageReport) -> bool {
         lock(&self.0).as_ref().is_some_and(|target| {
@@ -270,7 +277,7 @@ impl TurnTask {
                     answered
                 }
                 TurnEvent::Error(error) => {
-                    self.route.send(Chunk::server_error(error.to_string()));
+                    self.route.send_out(Outgoing::failed(&error));
                     self.route.complete(self.usage())
                 }
                 TurnEvent::Complete => self.route.complete(self.usage()),

@@ -79,6 +79,28 @@ async fn send(sink: &mut Sink, message: Message, stop: &CancellationToken) -> bo
 /// Chunks already waiting are written together, one flush (one system call) for all.
 const BATCH: usize = 64;
 
+/// How long a streaming run's pieces are gathered before they go out as one frame.
+const GATHER: Duration = Duration::from_millis(8);
+
+/// When `batch` ends in a piece of streaming text, takes what follows within [`GATHER`]
+/// too, then joins the pieces of each run (sessions/coalesce.rs says why: a burst of tokens
+/// must not become hundreds of frames that fill a client's receive queue).
+async fn gather(interpreter: &crate::AsyncInterpreter, mut batch: Vec<Outgoing>) -> Vec<Outgoing> {
+    let deadline = Instant::now() + GATHER;
+    while batch.len() < BATCH
+        && batch
+            .last()
+            .is_some_and(crate::sessions::coalesce::is_text_piece)
+    {
+        match tokio::time::timeout_at(deadline, interpreter.next_batch(BATCH - batch.len())).await {
+            Ok(more) if !more.is_empty() => batch.extend(more),
+            _ => break,
+        }
+        batch = crate::sessions::coalesce::coalesce(batch);
+    }
+    crate::sessions::coalesce::coalesce(batch)
+}
+
 /// Sends `frames` with one flush at the end; false as [`send`].
 async fn send_frames(
     sink: &mut Sink,
@@ -443,6 +465,7 @@ async fn pump(
                     return Ending::Quietly;
                 }
                 session.touch();
+                let batch = gather(interpreter, batch).await;
                 let frames: Vec<Frame> = batch.iter().map(|out| outbox.prepare_out(out)).collect();
                 session.persist(&batch, &frames).await;
                 if !send_frames(sink, &frames, extras, stop).await {

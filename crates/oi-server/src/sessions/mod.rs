@@ -2,6 +2,7 @@
 //! use, bounded in number, reaped when idle. `/` is the session [`DEFAULT_SESSION`].
 
 pub mod cluster;
+pub mod coalesce;
 pub mod outbox;
 pub mod settings_adopt;
 pub mod settings_patch;
