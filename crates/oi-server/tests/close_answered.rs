@@ -160,3 +160,96 @@ async fn a_close_is_answered_while_the_model_streams() {
     let result = close_after(&python, server.port, "message", 0.3);
     assert_answered(&result, "while the model streams");
 }
+
+/// The issue's client, exactly (issue 35): five connections in a row, each sends a message
+/// whose turn streams a burst and then runs a 2 s block (or waits for its approval), reads
+/// `k` frames (1 to 5) and closes at once — no ping, no pause. Python's `websockets` stops
+/// reading the socket when more than 16 frames wait unread, so a server that sends a burst
+/// of small frames is never heard answering the close (10 s, then 1006).
+const READ_K_THEN_CLOSE: &str = r#"
+import asyncio, json, sys, time
+import websockets
+
+async def main(base):
+    results = []
+    for k in (1, 2, 3, 4, 5):
+        url = base.replace("{k}", str(k))
+        ws = await websockets.connect(url)
+        for m in ({"role": "user", "type": "message", "start": True},
+                  {"role": "user", "type": "message", "content": "sleep a little in python"},
+                  {"role": "user", "type": "message", "end": True}):
+            await ws.send(json.dumps(m))
+        for _ in range(k):
+            await ws.recv()
+        t0 = time.monotonic()
+        await ws.close()
+        results.append({"k": k, "ms": (time.monotonic() - t0) * 1000, "code": ws.close_code})
+    print(json.dumps(results))
+
+asyncio.run(main(sys.argv[1]))
+"#;
+
+/// A reply that streams its text in 2-character pieces (a burst of about 100 chunks), then
+/// calls `execute` with a block that sleeps.
+fn bursty_sleeper() -> Reply {
+    Reply::tool_call("python", "import time\ntime.sleep(2)\nprint('slept')")
+        .with_text_before("I will sleep now, as you asked, for a little while. ".repeat(4))
+        .chunked(2)
+}
+
+fn read_k_then_close(python: &str, url: &str) -> Vec<Value> {
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(READ_K_THEN_CLOSE)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn assert_all_answered(results: &[Value], what: &str) {
+    assert_eq!(results.len(), 5, "{what}: {results:?}");
+    for result in results {
+        let ms = result["ms"].as_f64().unwrap();
+        assert!(
+            result["code"] == 1000 && ms < 1000.0,
+            "{what}: a close was not answered at once: {result} (all: {results:?})"
+        );
+    }
+    let slowest = results
+        .iter()
+        .filter_map(|r| r["ms"].as_f64())
+        .fold(0.0, f64::max);
+    eprintln!("{what}: five closes answered, the slowest in {slowest:.1} ms");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_issues_client_closes_at_once_and_every_close_is_answered() {
+    let Some(python) = python() else { return };
+    let model = ScriptedServer::start(Script::new(
+        std::iter::repeat_with(bursty_sleeper).take(40),
+    ))
+    .await
+    .unwrap();
+    let running = Launch::new(&model.base_url())
+        .args(&["--llm_supports_functions"])
+        .start();
+    let asking = Launch::new(&model.base_url())
+        .args(&["--llm_supports_functions"])
+        .asking()
+        .start();
+    for (server, mode) in [(&running, "with -y"), (&asking, "asking before it runs")] {
+        let sessions = format!("ws://127.0.0.1:{}/sessions/c{{k}}", server.port);
+        assert_all_answered(
+            &read_k_then_close(&python, &sessions),
+            &format!("/sessions/{{id}}, {mode}"),
+        );
+        let root = format!("ws://127.0.0.1:{}/", server.port);
+        assert_all_answered(&read_k_then_close(&python, &root), &format!("/, {mode}"));
+    }
+}
