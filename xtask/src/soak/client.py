@@ -2,8 +2,9 @@
 Interpreter's users write theirs: the soak (in Rust) drives it with one JSON command per line
 on stdin and reads one JSON event per line on stdout.
 
-Commands: {"op": "connect", "url": U}, {"op": "send", "text": T}, {"op": "close"} (the
-library's close: it sends a close frame and waits for the server's, up to 10 s), {"op":
+Commands: {"op": "connect", "url": U}, {"op": "send", "text": T}, {"op": "close"} (stops
+reading, then the library's close: it sends a close frame and waits for the server's, up to
+10 s), {"op":
 "abort"} (the socket is dropped without a close handshake).
 Events: {"ev": "open"}, {"ev": "open_failed", "error": E}, {"ev": "frame", "text": T},
 {"ev": "closed", "code": C, "reason": R} (once per connection), {"ev": "close_done",
@@ -31,16 +32,9 @@ class Driver:
 
     async def connect(self, url):
         try:
-            # Keepalive pings every second: a server whose reader stalls would miss the pong
-            # and the library would close with 1011.
-            self.ws = await connect(
-                url,
-                ping_interval=1,
-                ping_timeout=10,
-                close_timeout=10,
-                max_size=None,
-                compression=None,
-            )
+            # The library's defaults, as users connect (no frequent pings to keep the
+            # connection busy: issue 35 found pings hid unanswered closes).
+            self.ws = await connect(url, max_size=None, compression=None)
         except Exception as error:  # noqa: BLE001 - reported to the soak
             self.ws = None
             emit({"ev": "open_failed", "error": repr(error)})
@@ -74,11 +68,24 @@ class Driver:
         self.ws = None
 
     async def close(self):
+        # As a user's script closes: it stops reading (frames on their way stay unread in
+        # the library's queue, which stops reading the socket past 16 frames) and closes at
+        # once, with no ping or pause first.
+        ws = self.ws
+        if self.reader is not None:
+            self.reader.cancel()
+            try:
+                await self.reader
+            except asyncio.CancelledError:
+                pass
+            self.reader = None
         started = time.monotonic()
-        if self.ws is not None:
-            await self.ws.close()
+        if ws is not None:
+            await ws.close()
         ms = (time.monotonic() - started) * 1000
-        await self.finish_reader()
+        if ws is not None:
+            emit({"ev": "closed", "code": ws.close_code, "reason": ws.close_reason or ""})
+        self.ws = None
         emit({"ev": "close_done", "ms": ms})
 
     async def abort(self):
