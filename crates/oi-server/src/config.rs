@@ -76,6 +76,10 @@ pub struct ServerConfig {
     /// sessions are written to the store and their leases released (`--drain_seconds`,
     /// `INTERPRETER_DRAIN_SECONDS`; default 10).
     pub drain_timeout: Duration,
+    /// Where sessions are kept across restarts when there is no store, one file per
+    /// session (`--sessions_dir`; `oi-server` uses `~/.config/open-interpreter/sessions`
+    /// when none is given); `None`: sessions live only in this process.
+    pub sessions_dir: Option<PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -107,6 +111,7 @@ impl Default for ServerConfig {
             store: None,
             lease_ttl: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(10),
+            sessions_dir: None,
         }
     }
 }

@@ -30,6 +30,12 @@ pub async fn run_with_mcp(
     // The model's key goes only where these settings send requests (oi_llm::key_binding):
     // a client that points the model elsewhere over the network gets no key.
     let mut settings = settings;
+    let mut config = config;
+    // Without a store, sessions are kept in files and reopened at the next start
+    // (sessions/session_files.rs), unless the operator turned conversation saving off.
+    if config.store.is_none() && config.sessions_dir.is_none() && settings.conversation_history {
+        config.sessions_dir = oi_core::settings::config_dir().map(|dir| dir.join("sessions"));
+    }
     oi_llm::key_binding::bind_key(&mut settings.llm, &oi_llm::Env::from_process());
     // One provider, one sandbox probe and one set of secrets for every session.
     let assembly = oi_config::Assembly::new(&settings, config.api_key.as_deref());

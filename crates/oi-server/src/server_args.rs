@@ -63,6 +63,10 @@ pub struct ServerArgs {
     /// On SIGTERM with a store: seconds running turns get to finish (default 10).
     #[arg(long = "drain_seconds")]
     pub drain_seconds: Option<u64>,
+    /// Where sessions are kept across restarts when there is no store (default
+    /// ~/.config/open-interpreter/sessions).
+    #[arg(long = "sessions_dir", value_name = "DIR")]
+    pub sessions_dir: Option<std::path::PathBuf>,
 }
 
 impl ServerArgs {
@@ -109,6 +113,9 @@ impl ServerArgs {
         }
         if let Some(secs) = self.drain_seconds {
             config.drain_timeout = Duration::from_secs(secs);
+        }
+        if let Some(dir) = &self.sessions_dir {
+            config.sessions_dir = Some(dir.clone());
         }
     }
 }

@@ -4,12 +4,14 @@
 pub mod cluster;
 pub mod coalesce;
 pub mod outbox;
+pub mod reopen;
+pub mod session_files;
 pub mod settings_adopt;
 pub mod settings_patch;
 pub mod store_link;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -22,6 +24,7 @@ use crate::async_interpreter::AsyncInterpreter;
 use crate::config::ServerConfig;
 use crate::outgoing::Outgoing;
 use crate::sessions::outbox::{Frame, Outbox};
+use crate::sessions::session_files::SessionFiles;
 use crate::sessions::store_link::StoreLink;
 use crate::store::replica::Cluster;
 
@@ -126,6 +129,10 @@ pub struct Session {
     next_connection: AtomicU64,
     /// The session store, when this replica owns the session by a lease (`--store`).
     store: Option<Arc<StoreLink>>,
+    /// Where the session is kept across restarts, when there is no store.
+    files: Option<Arc<SessionFiles>>,
+    /// Deleted: its file is gone and is not written again.
+    forgotten: AtomicBool,
     /// Held by the connection that is sending, so that a newcomer waits for the old sender.
     pub sender_lock: tokio::sync::Mutex<()>,
 }
@@ -147,6 +154,8 @@ impl Session {
             attached: Mutex::new(None),
             next_connection: AtomicU64::new(1),
             store: None,
+            files: None,
+            forgotten: AtomicBool::new(false),
             sender_lock: tokio::sync::Mutex::new(()),
         }
     }
@@ -171,7 +180,17 @@ impl Session {
     /// conversation written when `batch` starts, ends or completes a message. Without one,
     /// does nothing.
     pub async fn persist(&self, batch: &[Outgoing], frames: &[Frame]) {
-        let Some(link) = &self.store else { return };
+        let Some(link) = &self.store else {
+            // Without a store: the session's file is written when a turn ends or parks.
+            let parks = |c: &oi_core::Chunk| c.kind == Some(oi_core::Kind::Confirmation);
+            if batch
+                .iter()
+                .any(|out| is_complete(&out.chunk) || parks(&out.chunk))
+            {
+                drop(self.save_file());
+            }
+            return;
+        };
         if self.outbox.acknowledge() {
             if let Err(e) = link.put_frames(&self.outbox, frames).await {
                 link.report(&self.interpreter, &e);
@@ -257,6 +276,23 @@ impl Session {
         if let Some(link) = &self.store {
             link.close(&self.interpreter, busy).await;
         }
+        if let Some(save) = self.save_file() {
+            let _ = save.await;
+        }
+    }
+
+    /// Writes the session's file in the background (without a store, unless deleted).
+    fn save_file(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let files = self.files.clone()?;
+        if self.forgotten.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (id, interpreter) = (self.id.clone(), self.interpreter.clone());
+        Some(tokio::task::spawn_blocking(move || {
+            if let Err(e) = files.save(&id, &interpreter) {
+                eprintln!("oi-server: {e}");
+            }
+        }))
     }
 
     fn idle_for(&self, now: Instant) -> Duration {
@@ -300,6 +336,7 @@ pub struct Sessions {
     factory: InterpreterFactory,
     config: Arc<ServerConfig>,
     cluster: OnceLock<Arc<Cluster>>,
+    files: Option<Arc<SessionFiles>>,
 }
 
 /// Whether `id` is a usable session id.
@@ -311,16 +348,58 @@ pub fn valid_id(id: &str) -> bool {
 }
 
 impl Sessions {
-    /// The registry, with the default session already created.
+    /// The registry, with the default session already created, and, without a store, the
+    /// sessions kept in `config.sessions_dir` reopened (reopen.rs).
     pub fn new(config: Arc<ServerConfig>, factory: InterpreterFactory) -> Self {
-        let default = Arc::new(Session::new(DEFAULT_SESSION, factory(), &config));
-        let mut map = HashMap::new();
-        map.insert(DEFAULT_SESSION.to_owned(), default);
-        Sessions {
-            map: Mutex::new(map),
+        let files = config
+            .sessions_dir
+            .clone()
+            .filter(|_| config.store.is_none())
+            .map(|dir| Arc::new(SessionFiles::new(dir)));
+        let sessions = Sessions {
+            map: Mutex::new(HashMap::new()),
             factory,
             config,
             cluster: OnceLock::new(),
+            files,
+        };
+        let default = sessions.fresh(DEFAULT_SESSION, (sessions.factory)());
+        lock(&sessions.map).insert(DEFAULT_SESSION.to_owned(), default);
+        sessions.reopen_all();
+        sessions
+    }
+
+    /// A new session with `interpreter`, kept in this registry's files.
+    fn fresh(&self, id: &str, interpreter: Interpreter) -> Arc<Session> {
+        let mut session = Session::new(id, interpreter, &self.config);
+        session.files = self.files.clone();
+        Arc::new(session)
+    }
+
+    /// Reopens every session kept in the files, as many as there is room for.
+    fn reopen_all(&self) {
+        let Some(files) = &self.files else { return };
+        let policy = crate::sessions::settings_patch::NetworkPolicy {
+            allow_auto_run: self.config.allow_network_auto_run,
+            allow_credentials: self.config.allow_network_credentials,
+        };
+        for saved in files.load_all() {
+            let mut map = lock(&self.map);
+            let room = map.len() < self.config.max_sessions.max(1);
+            if !room && saved.id != DEFAULT_SESSION {
+                eprintln!(
+                    "oi-server: session {} not reopened: more than {} sessions (its file stays)",
+                    saved.id, self.config.max_sessions
+                );
+                continue;
+            }
+            let interpreter = (self.factory)();
+            if let Some(stored) = &saved.settings {
+                let mut own = interpreter.settings_mut();
+                *own = reopen::reopened_settings(&own, stored, policy);
+            }
+            interpreter.set_messages(reopen::reopened_messages(&saved));
+            map.insert(saved.id.clone(), self.fresh(&saved.id, interpreter));
         }
     }
 
@@ -415,11 +494,7 @@ impl Sessions {
         match self.get(DEFAULT_SESSION) {
             Some(session) => session,
             None => {
-                let session = Arc::new(Session::new(
-                    DEFAULT_SESSION,
-                    (self.factory)(),
-                    &self.config,
-                ));
+                let session = self.fresh(DEFAULT_SESSION, (self.factory)());
                 lock(&self.map).insert(DEFAULT_SESSION.to_owned(), session.clone());
                 session
             }
@@ -445,14 +520,21 @@ impl Sessions {
             return Ok((session.clone(), None));
         }
         let evicted = self.make_room(&mut map)?;
-        let session = Arc::new(Session::new(id, (self.factory)(), &self.config));
+        let session = self.fresh(id, (self.factory)());
         map.insert(id.to_owned(), session.clone());
         Ok((session, evicted))
     }
 
-    /// Removes session `id` (the caller shuts it down).
+    /// Removes session `id` (the caller shuts it down); it is deleted: its file too.
     pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        lock(&self.map).remove(id)
+        let session = lock(&self.map).remove(id);
+        if let Some(session) = &session {
+            session.forgotten.store(true, Ordering::Relaxed);
+        }
+        if let Some(files) = &self.files {
+            files.remove(id);
+        }
+        session
     }
 
     /// Every session, sorted by id.
