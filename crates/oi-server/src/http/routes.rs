@@ -185,6 +185,7 @@ async fn upgrade(state: AppState, session: Arc<Session>, request: Request) -> Op
     let asks = crate::sessions::outbox::Asks {
         input_numbers: wants_input_numbers(parts.uri.query()),
         usage: asks_for(parts.uri.query(), "usage"),
+        replay: replay_from(parts.uri.query()),
     };
     let guard = (!ws::needs_auth_frame(&state, authenticated))
         .then(|| crate::sessions::AttachGuard::new(session.clone()));
@@ -216,6 +217,24 @@ fn asks_for(query: Option<&str>, name: &str) -> bool {
         .split('&')
         .filter_map(|pair| pair.split_once('=').or(Some((pair, "true"))))
         .any(|(key, value)| key == name && matches!(value, "1" | "true" | "yes"))
+}
+
+/// Where the log replay starts, if the query asks for one: `replay=all` (from the start, 0)
+/// or `since=N` (after entry N).
+fn replay_from(query: Option<&str>) -> Option<u64> {
+    let mut from = None;
+    for (key, value) in query
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+    {
+        match (key, value) {
+            ("replay", "all") => from = from.or(Some(0)),
+            ("since", n) => from = n.parse::<u64>().ok().or(from),
+            _ => {}
+        }
+    }
+    from
 }
 
 /// `GET /`: the WebSocket of the default session, or the web page (web.rs).
@@ -450,5 +469,11 @@ mod tests {
         assert!(wants_input_numbers(Some("a=b&input_numbers")));
         assert!(super::asks_for(Some("input_numbers=1&usage=true"), "usage"));
         assert!(!super::asks_for(Some("usage=false"), "usage"));
+        assert_eq!(super::replay_from(None), None);
+        assert_eq!(super::replay_from(Some("input_numbers=1")), None);
+        assert_eq!(super::replay_from(Some("replay=all")), Some(0));
+        assert_eq!(super::replay_from(Some("replay=all&since=7")), Some(7));
+        assert_eq!(super::replay_from(Some("since=12")), Some(12));
+        assert_eq!(super::replay_from(Some("since=x")), None);
     }
 }

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::frames::{ClientFrame, UserChunk, auth_text, parse_client_frame};
-use crate::input::{InputBuilder, InputError};
+use crate::input::{Input, InputBuilder, InputError, Step};
 use crate::outgoing::{InputRef, Outgoing};
 use crate::sessions::outbox::{Asks, Extras, Frame};
 use crate::sessions::{AttachGuard, Attachment, CloseReason, Session};
@@ -157,6 +157,14 @@ pub async fn serve_socket(
         }
     };
     let attachment = guard.attachment().clone();
+    if session.outbox().log_unbegun() {
+        let empty = session
+            .interpreter()
+            .interpreter()
+            .messages_mut()
+            .is_empty();
+        session.outbox().begin_log(empty);
+    }
     let (sink, stream) = socket.split();
     let (control_tx, control_rx) = mpsc::unbounded_channel();
     let reader_done = CancellationToken::new();
@@ -289,13 +297,36 @@ impl<'a> ConnectionInput<'a> {
         }
         let interpreter = self.session.interpreter();
         match self.builder.take(chunk) {
-            Ok(step) => interpreter.act(step, answers),
+            Ok(step) => {
+                if let Step::Ended(input) = &step {
+                    log_input(self.session, input);
+                }
+                interpreter.act(step, answers);
+            }
             Err(error @ InputError::TooLarge { .. }) => {
                 // The input is discarded now: it is answered now (its `end` adds nothing).
                 interpreter.emit(Chunk::server_error(error.to_string()));
                 interpreter.emit_out(Outgoing::complete(answers));
             }
             Err(error) => interpreter.act_failed(&error, answers),
+        }
+    }
+}
+
+/// Logs an input as the chunks a replay shows (outbox.rs): each user message, or the command.
+fn log_input(session: &Session, input: &Input) {
+    let outbox = session.outbox();
+    match input {
+        Input::Messages(messages) => {
+            for message in messages {
+                if let Ok(text) = serde_json::to_string(message) {
+                    outbox.log_input(text);
+                }
+            }
+        }
+        Input::Go => outbox.log_input(r#"{"role":"user","type":"command","content":"go"}"#.into()),
+        Input::Stop => {
+            outbox.log_input(r#"{"role":"user","type":"command","content":"stop"}"#.into());
         }
     }
 }
@@ -343,15 +374,11 @@ async fn write_loop(
     let end = match guard {
         Some(_) => {
             let extras = asks.extras(attachment.connection());
-            pump(
-                &mut sink,
-                &mut control,
-                &session,
-                &attachment,
-                &state,
+            let wire = Wire {
                 extras,
-            )
-            .await
+                since: asks.replay,
+            };
+            pump(&mut sink, &mut control, &session, &attachment, &state, wire).await
         }
         None => Ending::Quietly,
     };
@@ -408,19 +435,50 @@ enum Ending {
     Quietly,
 }
 
-/// Sends until the connection ends: first what the outbox must replay, then replies to the
-/// reader, new output, and overdue resends.
+/// What a connection's frames carry, and from where in the log it starts (if it asked).
+#[derive(Clone, Copy)]
+struct Wire {
+    extras: Extras,
+    since: Option<u64>,
+}
+
+/// The frame that opens a replay: where the log stands (docs/protocol.md, the log).
+fn replay_header(span: crate::sessions::event_log::Span) -> Message {
+    let text = serde_json::json!({
+        "role": "server",
+        "type": "replay",
+        "first": span.first,
+        "last": span.last,
+        "whole": span.whole,
+    });
+    Message::Text(Utf8Bytes::from(text.to_string()))
+}
+
+/// Sends until the connection ends: first what the outbox must replay (or, when the
+/// connection asked, the log after its `since`), then replies to the reader, new output, and
+/// overdue resends.
 async fn pump(
     sink: &mut Sink,
     control: &mut mpsc::UnboundedReceiver<Control>,
     session: &Session,
     attachment: &Attachment,
     state: &AppState,
-    extras: Extras,
+    wire: Wire,
 ) -> Ending {
     let outbox = session.outbox();
     let stop = &attachment.token;
-    let mut replay = outbox.replay().into_iter();
+    let extras = wire.extras;
+    let first = match wire.since {
+        Some(since) => {
+            let (span, frames) = outbox.replay_log(since);
+            if !send(sink, replay_header(span), stop).await {
+                return Ending::Quietly;
+            }
+            frames
+        }
+        None => outbox.replay(),
+    };
+    let mut replay = first.into_iter();
     while let Some(frame) = replay.next() {
         if !send_frame(sink, &frame, extras, stop).await {
             // This one and the rest go to the next connection, in order.

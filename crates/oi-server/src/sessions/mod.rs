@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod coalesce;
+pub mod event_log;
 pub mod outbox;
 pub mod reopen;
 pub mod session_files;

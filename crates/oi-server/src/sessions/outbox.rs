@@ -6,6 +6,10 @@
 //! id, and a new connection first receives, in order, every chunk not yet acked. Once acked, a
 //! chunk is never sent again. Without acknowledge mode, only a chunk whose send failed is kept
 //! for the next connection.
+//!
+//! In every mode the outbox also keeps the session's log (event_log.rs): each frame it wrote,
+//! and each input it was sent, numbered, so that a connection that asks (`?replay=all`,
+//! `?since=N`) first gets what the session said after N, each frame with its `"seq"`.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -17,6 +21,7 @@ use tokio::time::Instant;
 
 use crate::frames::{chunk_text, with_field, with_input};
 use crate::outgoing::{InputRef, Outgoing};
+use crate::sessions::event_log::{EventLog, Span};
 
 /// A chunk ready for the socket: its text (with its `id` in acknowledge mode).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +34,8 @@ pub struct Frame {
     answers: Option<InputRef>,
     /// For a `complete`: its usage as JSON, for connections that asked (`?usage=true`).
     usage: Option<String>,
+    /// Its number in the session's log.
+    logged: Option<u64>,
 }
 
 /// What a connection asked to find in the `complete`s it is sent (opt-in query parameters
@@ -42,6 +49,8 @@ pub struct Extras {
     /// `?usage=true`: each `complete` carries `"usage"` (its turn's and the session's
     /// tokens and cost).
     pub usage: bool,
+    /// `?replay=all` or `?since=N`: each frame carries `"seq"`, its number in the log.
+    pub seq: bool,
 }
 
 /// What a connection's upgrade asked for (its query), before it has a number.
@@ -51,6 +60,8 @@ pub struct Asks {
     pub input_numbers: bool,
     /// `?usage=true`.
     pub usage: bool,
+    /// `?replay=all` (`Some(0)`) or `?since=N` (`Some(N)`): the log after N first.
+    pub replay: Option<u64>,
 }
 
 impl Asks {
@@ -59,6 +70,7 @@ impl Asks {
         Extras {
             numbered: self.input_numbers.then_some(connection),
             usage: self.usage,
+            seq: self.replay.is_some(),
         }
     }
 }
@@ -79,7 +91,8 @@ impl Frame {
             _ => None,
         };
         let usage = self.usage.as_deref().filter(|_| extras.usage);
-        if input.is_none() && usage.is_none() {
+        let seq = self.logged.filter(|_| extras.seq);
+        if input.is_none() && usage.is_none() && seq.is_none() {
             return self.text.clone();
         }
         let mut text = self.text.as_str().to_owned();
@@ -88,6 +101,9 @@ impl Frame {
         }
         if let Some(usage) = usage {
             text = with_field(&text, "usage", usage);
+        }
+        if let Some(seq) = seq {
+            text = with_field(&text, "seq", &seq.to_string());
         }
         Utf8Bytes::from(text)
     }
@@ -107,6 +123,8 @@ struct State {
     /// Without acknowledge mode: frames whose send failed.
     unsent: VecDeque<Frame>,
     next_seq: u64,
+    /// Everything said, numbered (all modes).
+    log: EventLog<Frame>,
 }
 
 /// The outbox of one session.
@@ -153,6 +171,7 @@ impl Outbox {
                     text: Utf8Bytes::from(text),
                     answers: None,
                     usage: None,
+                    logged: None,
                 };
                 state.unacked.push_back(Pending {
                     seq,
@@ -209,15 +228,19 @@ impl Outbox {
         let usage = out
             .usage
             .and_then(|usage| serde_json::to_string(&usage).ok());
+        let mut state = self.state();
+        let logged = state.log.next_seq();
         if !self.acknowledge {
-            return Frame {
+            let frame = Frame {
                 seq: None,
                 text: Utf8Bytes::from(chunk_text(chunk, None)),
                 answers,
                 usage,
+                logged: Some(logged),
             };
+            Self::log(&mut state, &frame);
+            return frame;
         }
-        let mut state = self.state();
         state.next_seq += 1;
         let seq = state.next_seq;
         let id = format!("{}-{seq}", self.prefix);
@@ -226,13 +249,71 @@ impl Outbox {
             text: Utf8Bytes::from(chunk_text(chunk, Some(&id))),
             answers,
             usage,
+            logged: Some(logged),
         };
         state.unacked.push_back(Pending {
             seq,
             frame: frame.clone(),
             sent_at: None,
         });
+        Self::log(&mut state, &frame);
         frame
+    }
+
+    fn log(state: &mut State, frame: &Frame) {
+        let bytes = frame.text.len() + frame.usage.as_ref().map_or(0, String::len) + 64;
+        if let Some(seq) = frame.logged {
+            state.log.push(seq, frame.clone(), bytes);
+        }
+    }
+
+    /// Logs an input the session was sent (`text`: its JSON, e.g. a user message or
+    /// command), so that a replay shows it where it came. Never sent live.
+    pub fn log_input(&self, text: String) {
+        let mut state = self.state();
+        let logged = state.log.next_seq();
+        let frame = Frame {
+            seq: None,
+            text: Utf8Bytes::from(text),
+            answers: None,
+            usage: None,
+            logged: Some(logged),
+        };
+        Self::log(&mut state, &frame);
+    }
+
+    /// Whether the log has not begun: the first connection then says whether the
+    /// conversation was empty ([`begin_log`](Self::begin_log)).
+    pub fn log_unbegun(&self) -> bool {
+        self.state().log.unbegun()
+    }
+
+    /// Records whether the conversation was empty when the log began.
+    pub fn begin_log(&self, conversation_empty: bool) {
+        self.state().log.begin(conversation_empty);
+    }
+
+    /// For a connection that asked for the log after `since` (0: all of it): where the log
+    /// stands, and what to send first, in order. In acknowledge mode that is also every
+    /// chunk not yet acked that the log no longer holds or that is not after `since`;
+    /// without it, the frames whose send failed are in the log and are not kept apart.
+    pub fn replay_log(&self, since: u64) -> (Span, Vec<Frame>) {
+        let mut state = self.state();
+        let span = state.log.span();
+        let mut frames = Vec::new();
+        if self.acknowledge {
+            frames.extend(
+                state
+                    .unacked
+                    .iter()
+                    .filter(|p| p.frame.logged.is_none_or(|n| n <= since || n < span.first))
+                    .map(|p| p.frame.clone()),
+            );
+        } else {
+            state.unsent.clear();
+        }
+        frames.extend(state.log.after(since).into_iter().map(|(_, frame)| frame));
+        (span, frames)
     }
 
     fn position(state: &State, seq: u64) -> Option<usize> {
@@ -352,5 +433,60 @@ mod tests {
         outbox.failed(a.clone());
         assert_eq!(outbox.replay(), vec![a]);
         assert!(outbox.replay().is_empty());
+    }
+
+    fn seqs(frames: &[Frame]) -> Vec<u64> {
+        let seq = Extras {
+            seq: true,
+            ..Extras::default()
+        };
+        frames
+            .iter()
+            .map(|f| {
+                let value: serde_json::Value =
+                    serde_json::from_str(f.text_for(seq).as_str()).unwrap();
+                value["seq"].as_u64().unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_log_numbers_everything_and_replays_after_since() {
+        let outbox = Outbox::new(false, Duration::from_millis(10), "s");
+        outbox.begin_log(true);
+        let a = outbox.prepare(&Chunk::complete());
+        // Without `seq` asked for, the text is what it always was.
+        assert_eq!(
+            a.text_for(Extras::default()).as_str(),
+            Chunk::complete().to_json()
+        );
+        outbox.log_input(r#"{"role":"user","type":"message","content":"hi"}"#.into());
+        let c = outbox.prepare(&Chunk::complete());
+        outbox.failed(c);
+        let (span, all) = outbox.replay_log(0);
+        assert_eq!((span.first, span.last, span.whole), (1, 3, true));
+        assert_eq!(seqs(&all), vec![1, 2, 3]);
+        assert!(all[1].text.as_str().contains("\"role\":\"user\""));
+        // The failed frame was in the log: nothing is kept apart for the next connection.
+        assert!(outbox.replay().is_empty());
+        let (_, rest) = outbox.replay_log(2);
+        assert_eq!(seqs(&rest), vec![3]);
+    }
+
+    #[test]
+    fn acknowledge_mode_replays_the_unacked_too() {
+        let outbox = Outbox::new(true, Duration::from_millis(10), "s");
+        let a = outbox.prepare(&Chunk::complete());
+        let b = outbox.prepare(&Chunk::complete());
+        let c = outbox.prepare(&Chunk::complete());
+        assert!(outbox.ack(&id(&b)));
+        // After 2: a (not acked) then c; b, acked, is not sent again.
+        let (span, frames) = outbox.replay_log(2);
+        assert!(!span.whole);
+        assert_eq!(frames, vec![a.clone(), c]);
+        // All: a, b (from the log), c, each once.
+        let (_, frames) = outbox.replay_log(0);
+        assert_eq!(seqs(&frames), vec![1, 2, 3]);
+        assert_eq!(frames[0], a);
     }
 }
