@@ -9,7 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::extract::rejection::BytesRejection;
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use oi_core::{Chunk, Kind, Message, Role};
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,10 @@ use tokio::sync::mpsc;
 use crate::error::ApiError;
 use crate::sessions::settings_patch::AUTO_RUN_FLAG;
 use crate::state::AppState;
-use oi_session::TurnStart;
+use oi_session::{Outgoing, TurnOutput, TurnStart};
+
+mod error_object;
+pub use error_object::{ErrorObject, OpenAiError};
 
 /// What the text shows when code waits for approval (answer "yes" to run it).
 pub const APPROVAL_QUESTION: &str = "Do you want to run this code?";
@@ -184,8 +188,19 @@ fn is_yes(text: &str) -> bool {
     cleaned == "yes"
 }
 
-/// `POST /openai/chat/completions`.
-pub async fn chat_completions(State(state): State<AppState>, body: Bytes) -> Response {
+/// `POST /openai/chat/completions`. Every error, the endpoint's own and a failed turn's,
+/// answers with OpenAI's error object and the status OpenAI would send.
+pub async fn chat_completions(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejected) => {
+            let error = ApiError::new(rejected.status(), rejected.body_text());
+            return OpenAiError::from(error).into_response();
+        }
+    };
     match handle(state, body).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
@@ -200,16 +215,14 @@ fn read_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
     })
 }
 
-async fn handle(state: AppState, body: Bytes) -> Result<Response, ApiError> {
+async fn handle(state: AppState, body: Bytes) -> Result<Response, OpenAiError> {
     let request = read_request(&body)?;
     let last = request
         .messages
         .last()
         .ok_or_else(|| ApiError::bad_request("`messages` must be a non-empty list"))?;
     if last.role != "user" {
-        return Err(ApiError::bad_request(
-            "the last message must have role \"user\"",
-        ));
+        return Err(ApiError::bad_request("the last message must have role \"user\"").into());
     }
     let content = last
         .content
@@ -229,7 +242,8 @@ async fn handle(state: AppState, body: Bytes) -> Result<Response, ApiError> {
                 if !state.config.allow_network_auto_run {
                     return Err(ApiError::forbidden(format!(
                         "auto_run cannot be turned on over the network unless the server is started with {AUTO_RUN_FLAG}"
-                    )));
+                    ))
+                    .into());
                 }
                 oi.settings_mut().auto_run = true;
                 return Ok(null());
@@ -260,7 +274,7 @@ async fn handle(state: AppState, body: Bytes) -> Result<Response, ApiError> {
         model: request.model,
     };
     if request.stream.unwrap_or(false) {
-        Ok(sse_response(chunks, reply))
+        sse_response(chunks, reply).await
     } else {
         complete_response(chunks, reply).await
     }
@@ -297,18 +311,6 @@ struct StreamEvent<'a> {
     choices: [StreamChoice<'a>; 1],
 }
 
-#[derive(Serialize)]
-struct StreamError<'a> {
-    error: ErrorBody<'a>,
-}
-
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    message: &'a str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
-
 fn sse(value: &impl Serialize) -> Bytes {
     let json = serde_json::to_string(value).unwrap_or_else(|_| "{}".to_owned());
     Bytes::from(format!("data: {json}\n\n"))
@@ -330,56 +332,94 @@ impl Reply {
     }
 }
 
-/// Whether `chunk` ends the reply (`complete`), or is an error, or neither.
-fn server_status(chunk: &Chunk) -> Option<Result<(), &str>> {
-    if chunk.role != Role::Server {
-        return None;
-    }
-    match chunk.kind {
-        Some(Kind::Status) => Some(Ok(())),
-        Some(Kind::Error) => Some(Err(chunk.text().unwrap_or(""))),
-        _ => None,
+/// What one chunk of the turn means for the reply.
+enum Step {
+    /// Reply text.
+    Text(String),
+    /// The turn is over (its `complete`).
+    Done,
+    /// The turn failed.
+    Failed(OpenAiError),
+    /// Nothing for the reply.
+    Skip,
+}
+
+fn step(out: &Outgoing, renderer: &mut Renderer) -> Step {
+    let chunk = &out.chunk;
+    match (chunk.role, chunk.kind) {
+        (Role::Server, Some(Kind::Status)) => Step::Done,
+        (Role::Server, Some(Kind::Error)) => Step::Failed(match &out.failure {
+            Some(failure) => OpenAiError::from_failure(failure),
+            None => OpenAiError::bad_gateway(chunk.text().unwrap_or("")),
+        }),
+        _ => renderer.push(chunk).map_or(Step::Skip, Step::Text),
     }
 }
 
-fn sse_response(mut chunks: crate::outgoing::TurnOutput, reply: Reply) -> Response {
+/// Reads the rest of a turn that already failed, up to its `complete`.
+async fn drain(chunks: &mut TurnOutput) {
+    while let Some(out) = chunks.recv_out().await {
+        if matches!(step(&out, &mut Renderer::new()), Step::Done) {
+            break;
+        }
+    }
+}
+
+/// A streamed reply. It starts (200, SSE) with the turn's first text: a turn that fails
+/// before it answers with the failure's status and error object; one that fails later ends
+/// the stream with a `data: {"error": …}` event, as OpenAI does.
+async fn sse_response(mut chunks: TurnOutput, reply: Reply) -> Result<Response, OpenAiError> {
+    let mut renderer = Renderer::new();
+    let first = loop {
+        let Some(out) = chunks.recv_out().await else {
+            break None;
+        };
+        match step(&out, &mut renderer) {
+            Step::Text(text) => break Some(text),
+            Step::Done => break None,
+            Step::Failed(error) => {
+                drain(&mut chunks).await;
+                return Err(error);
+            }
+            Step::Skip => {}
+        }
+    };
     let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
     tokio::spawn(async move {
-        let first = reply.event(
-            Delta {
-                role: Some("assistant"),
-                content: Some(""),
-            },
-            None,
-        );
-        if tx.send(first).is_err() {
+        let role = Delta {
+            role: Some("assistant"),
+            content: Some(""),
+        };
+        if tx.send(reply.event(role, None)).is_err() {
             return;
         }
-        let mut renderer = Renderer::new();
-        while let Some(chunk) = chunks.recv().await {
-            let event = match server_status(&chunk) {
-                Some(Ok(())) => break,
-                Some(Err(message)) => sse(&StreamError {
-                    error: ErrorBody {
-                        message,
-                        kind: "server_error",
+        let mut next = first.map(Step::Text).unwrap_or(Step::Done);
+        loop {
+            let event = match next {
+                Step::Done => break,
+                Step::Skip => None,
+                Step::Text(text) => Some(reply.event(
+                    Delta {
+                        role: None,
+                        content: Some(&text),
                     },
-                }),
-                None => match renderer.push(&chunk) {
-                    Some(text) => reply.event(
-                        Delta {
-                            role: None,
-                            content: Some(&text),
-                        },
-                        None,
-                    ),
-                    None => continue,
-                },
+                    None,
+                )),
+                Step::Failed(error) => {
+                    let _ = tx.send(Bytes::from(error.sse_event()));
+                    drop(tx);
+                    drain(&mut chunks).await;
+                    return;
+                }
             };
-            if tx.send(event).is_err() {
+            if event.is_some_and(|event| tx.send(event).is_err()) {
                 // The client went away: dropping `chunks` stops the turn.
                 return;
             }
+            next = match chunks.recv_out().await {
+                Some(out) => step(&out, &mut renderer),
+                None => Step::Done,
+            };
         }
         let last = reply.event(
             Delta {
@@ -396,14 +436,14 @@ fn sse_response(mut chunks: crate::outgoing::TurnOutput, reply: Reply) -> Respon
             .await
             .map(|bytes| (Ok::<_, Infallible>(bytes), rx))
     });
-    (
+    Ok((
         [
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
         ],
         Body::from_stream(body),
     )
-        .into_response()
+        .into_response())
 }
 
 #[derive(Serialize)]
@@ -436,26 +476,21 @@ struct Usage {
     total_tokens: u64,
 }
 
-async fn complete_response(
-    mut chunks: crate::outgoing::TurnOutput,
-    reply: Reply,
-) -> Result<Response, ApiError> {
+/// A whole reply; a turn that failed answers with the failure's status and error object.
+async fn complete_response(mut chunks: TurnOutput, reply: Reply) -> Result<Response, OpenAiError> {
     let mut text = String::new();
     let mut renderer = Renderer::new();
-    let mut error = None;
-    while let Some(chunk) = chunks.recv().await {
-        match server_status(&chunk) {
-            Some(Ok(())) => break,
-            Some(Err(message)) => error = Some(message.to_owned()),
-            None => {
-                if let Some(piece) = renderer.push(&chunk) {
-                    text.push_str(&piece);
-                }
-            }
+    let mut failed = None;
+    while let Some(out) = chunks.recv_out().await {
+        match step(&out, &mut renderer) {
+            Step::Done => break,
+            Step::Failed(error) => failed = failed.or(Some(error)),
+            Step::Text(piece) => text.push_str(&piece),
+            Step::Skip => {}
         }
     }
-    if let (Some(error), true) = (&error, text.is_empty()) {
-        return Err(ApiError::new(StatusCode::BAD_GATEWAY, error.clone()));
+    if let Some(error) = failed {
+        return Err(error);
     }
     Ok(Json(Completion {
         id: &reply.id,
