@@ -3,7 +3,9 @@
 //! directory, where sandboxed code may write too. The file is written to a new temporary
 //! file beside it (created exclusively, never through a link) and renamed over the name, so a
 //! link at the name is replaced, not followed; a folder on the way that is given relative to
-//! the working directory must not be a link either. An absolute path the user typed is theirs
+//! the working directory must not be a link either — for a path beneath the working
+//! directory the kernel resolves it with no link followed, so a folder swapped for a link
+//! mid-write cannot redirect it. An absolute path (or one with `..`) the user typed is theirs
 //! to choose.
 
 use std::io::Write as _;
@@ -11,6 +13,14 @@ use std::path::{Component, Path, PathBuf};
 
 /// Writes `bytes` to `path` as described above. The error says what was wrong.
 pub fn write_no_follow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(beneath) = beneath_working_directory(path) {
+        // Resolved by the kernel beneath the working directory with no link followed
+        // (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): a folder that code swaps for a
+        // link while oi writes cannot redirect the export (the check-then-write below could).
+        return oi_computer::FileRoot::open(Path::new("."))
+            .write_replacing_link(beneath, bytes)
+            .map_err(|e| std::io::Error::other(e.to_string()));
+    }
     refuse_relative_links(path)?;
     let parent = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(parent) => {
@@ -40,6 +50,15 @@ pub fn write_no_follow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&temporary, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&temporary);
     })
+}
+
+/// `path` as text when it is relative and stays beneath the working directory (no `..`).
+fn beneath_working_directory(path: &Path) -> Option<&str> {
+    let plain = path.is_relative()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    plain.then(|| path.to_str()).flatten()
 }
 
 /// Refuses a relative `path` whose folders (below the working directory) include a link.

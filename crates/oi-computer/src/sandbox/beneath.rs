@@ -264,8 +264,24 @@ impl FileRoot {
     }
 
     /// Writes `bytes` to `requested` (relative to the working directory), creating missing
-    /// directories; the file appears whole or not at all.
+    /// directories; the file appears whole or not at all. A link at the name is refused.
     pub fn write(&self, requested: &str, bytes: &[u8]) -> Result<(), FileError> {
+        self.write_file(requested, bytes, true)
+    }
+
+    /// [`FileRoot::write`], except that a link at the name itself is replaced by the file
+    /// (never followed): what the user's own exports do when code planted a link there. A
+    /// link on the way (a folder) is still refused.
+    pub fn write_replacing_link(&self, requested: &str, bytes: &[u8]) -> Result<(), FileError> {
+        self.write_file(requested, bytes, false)
+    }
+
+    fn write_file(
+        &self,
+        requested: &str,
+        bytes: &[u8],
+        refuse_link_at_name: bool,
+    ) -> Result<(), FileError> {
         let parts = components(requested)?;
         let Some((name, dirs)) = parts.split_last() else {
             return Err(FileError::NoPath);
@@ -277,7 +293,9 @@ impl FileRoot {
         let dir = open_dir_creating(self.root()?, dirs).map_err(|e| resolve_error(e, requested))?;
         match rustix::fs::statat(&dir, *name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
-                FileType::Symlink => return Err(FileError::Symlink(requested.to_owned())),
+                FileType::Symlink if refuse_link_at_name => {
+                    return Err(FileError::Symlink(requested.to_owned()));
+                }
                 FileType::Directory => return Err(FileError::NotAFile(requested.to_owned())),
                 _ => {}
             },
@@ -358,5 +376,31 @@ mod tests {
         assert!(!outside.path().join("new").exists());
         assert!(open_by_walking(root.as_fd(), &parts("made/deep"), DIR_FLAGS, true).is_ok());
         assert!(dir.path().join("made/deep").is_dir());
+    }
+
+    #[test]
+    fn an_export_replaces_a_link_at_its_name_and_refuses_one_on_the_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        symlink(&victim, dir.path().join("notes.md")).unwrap();
+        symlink(outside.path(), dir.path().join("out")).unwrap();
+        let root = FileRoot::open(dir.path());
+        assert!(matches!(
+            root.write("notes.md", b"x"),
+            Err(FileError::Symlink(_))
+        ));
+        root.write_replacing_link("notes.md", b"export").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
+            "export"
+        );
+        assert!(matches!(
+            root.write_replacing_link("out/notes.md", b"x"),
+            Err(FileError::Symlink(_))
+        ));
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
     }
 }
