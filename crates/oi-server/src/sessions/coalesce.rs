@@ -112,7 +112,7 @@ mod tests {
             Some("active_line"),
             "1",
         ));
-        let batch = vec![image.clone(), image.clone(), line.clone(), line.clone()];
+        let batch = vec![image.clone(), image, line.clone(), line];
         assert_eq!(coalesce(batch.clone()), batch);
     }
 }
