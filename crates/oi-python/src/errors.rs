@@ -2,7 +2,7 @@
 //! and `status` for an HTTP answer) so that Python code can act on it without reading the
 //! message.
 
-use oi_core::{ModelError, TurnError as CoreTurnError};
+use oi_core::{Failure, TurnError as CoreTurnError};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
@@ -10,39 +10,18 @@ pyo3::create_exception!(
     _oi,
     TurnError,
     PyRuntimeError,
-    "A turn failed: the model request failed, there was nothing to answer, or the conversation could not be saved. The message says which, and what to do; `kind` names it (\"unauthorized\", \"rate_limited\", \"context_window_exceeded\", \"unreachable\", \"http_error\", \"config\", \"stream\", \"budget\", \"no_message\", \"history\", \"runtime\") and `status` is the HTTP status when the model server answered one (else None)."
+    "A turn failed: the model request failed, there was nothing to answer, or the conversation could not be saved. The message says which, and what to do; `kind` names it (\"rate_limit\", \"authentication\", \"context_window\", \"budget\", \"upstream\", \"unreachable\", \"stream\", \"config\", \"no_message\", \"history\", \"internal\": the WebSocket error chunk's `kind`) and `status` is the HTTP status when the model server answered one (else None)."
 );
 
-/// The name Python sees for `error`'s kind.
-fn kind(error: &CoreTurnError) -> &'static str {
-    match error {
-        CoreTurnError::Model(model) => match model {
-            ModelError::Config(_) => "config",
-            ModelError::Unreachable { .. } => "unreachable",
-            ModelError::Status { .. } => "http_error",
-            ModelError::Unauthorized { .. } => "unauthorized",
-            ModelError::RateLimited { .. } => "rate_limited",
-            ModelError::ContextWindowExceeded { .. } => "context_window_exceeded",
-            ModelError::Stream(_) => "stream",
-        },
-        CoreTurnError::NoMessage => "no_message",
-        CoreTurnError::History(_) => "history",
-        CoreTurnError::Budget { .. } => "budget",
-        CoreTurnError::Runtime(_) => "runtime",
-    }
-}
-
-/// `error` as the Python exception: its message, `kind` and `status`.
+/// `error` as the Python exception: its message, and the `kind` and `status` of its
+/// [`Failure`] (the same the WebSocket's error chunk and the OpenAI endpoint say).
 pub fn turn_error(py: Python<'_>, error: &CoreTurnError) -> PyErr {
     let raised = TurnError::new_err(error.to_string());
-    let status = match error {
-        CoreTurnError::Model(model) => model.http_status(),
-        _ => None,
-    };
+    let failure = Failure::from(error);
     let value = raised.value(py);
     // Setting attributes on a fresh exception object cannot fail but for memory; the
     // message is raised either way.
-    let _ = value.setattr("kind", kind(error));
-    let _ = value.setattr("status", status);
+    let _ = value.setattr("kind", failure.kind.as_str());
+    let _ = value.setattr("status", failure.status);
     raised
 }

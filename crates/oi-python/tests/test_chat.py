@@ -72,7 +72,7 @@ def test_model_errors_raise_turn_error_and_the_session_goes_on(oi):
     agent, model = oi([{"status": 401, "body": '{"error": {"message": "bad key"}}'}, text("fine now")])
     with pytest.raises(TurnError, match="bad key") as raised:
         agent.chat("hello", display=False)
-    assert (raised.value.kind, raised.value.status) == ("unauthorized", 401)
+    assert (raised.value.kind, raised.value.status) == ("authentication", 401)
     assert agent.chat("again", display=False)[-1]["content"] == "fine now"
 
 
@@ -83,7 +83,7 @@ def test_a_turn_error_names_its_kind(oi):
         {"status": 400, "body": too_long},
         {"status": 400, "body": '{"error": {"message": "bad temperature"}}'},
     ])
-    for kind, status in (("context_window_exceeded", 400), ("http_error", 400)):
+    for kind, status in (("context_window", 400), ("upstream", 400)):
         with pytest.raises(TurnError) as raised:
             agent.chat("hello", display=False)
         assert (raised.value.kind, raised.value.status) == (kind, status), str(raised.value)

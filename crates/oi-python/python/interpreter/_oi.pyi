@@ -17,9 +17,9 @@ class TurnError(RuntimeError):
     """A turn failed: the model request failed, there was nothing to answer, or the
     conversation could not be saved."""
     kind: str
-    """``unauthorized``, ``rate_limited``, ``context_window_exceeded``, ``unreachable``,
-    ``http_error``, ``config``, ``stream``, ``budget``, ``no_message``, ``history`` or
-    ``runtime``."""
+    """``rate_limit``, ``authentication``, ``context_window``, ``budget``, ``upstream``,
+    ``unreachable``, ``stream``, ``config``, ``no_message``, ``history`` or ``internal`` (the
+    same kinds as the WebSocket error chunk's ``kind``)."""
     status: Optional[int]
     """The HTTP status the model server answered, if it did."""
 
