@@ -427,15 +427,14 @@ impl Sessions {
         let evicted = self.make_room(&mut map)?;
         let interpreter = (self.factory)();
         if let Some(stored) = restored.settings {
-            // Data, not policy: settings_adopt.rs.
+            // Data, never policy (settings_adopt.rs), and a session a client had made
+            // stricter stays so on the replica that adopts it, as after a restart (reopen.rs).
             let policy = crate::sessions::settings_patch::NetworkPolicy {
                 allow_auto_run: self.config.allow_network_auto_run,
                 allow_credentials: self.config.allow_network_credentials,
             };
             let mut own = interpreter.settings_mut();
-            let (settings, _) =
-                crate::sessions::settings_adopt::adopt_settings(&own, &stored, policy);
-            *own = settings;
+            *own = reopen::reopened_settings(&own, &stored, policy);
         }
         interpreter.set_messages(restored.messages);
         let mut session = Session::new(id, interpreter, &self.config);

@@ -3,7 +3,9 @@
 //! stored session's ([`crate::sessions::settings_adopt`]: data, never policy) — except that
 //! where the session had been made stricter than the server's configuration (asking before
 //! running code, never running code, scanning, more `deny` rules, `hard_deny`), the stricter
-//! of the two stays: a restart never loosens a session.
+//! of the two stays: a restart never loosens a session. A replica adopting a session from the
+//! store takes its settings by the same rule (`Sessions::adopt`): a store can tighten a session
+//! it holds, never loosen the replica's configuration.
 
 use oi_core::{ApprovalPolicy, Message, Settings, settings::SafeMode};
 
