@@ -42,6 +42,19 @@ impl AsyncCore {
     fn to_json(chunk: &Chunk) -> Value {
         serde_json::to_value(chunk).unwrap_or(Value::Null)
     }
+
+    /// The chunk as the WebSocket sends it: a failed turn's error chunk with its `kind` and
+    /// upstream `status`.
+    fn out_json(out: &oi_session::Outgoing) -> Value {
+        let mut value = Self::to_json(&out.chunk);
+        if let (Some(failure), Value::Object(map)) = (&out.failure, &mut value) {
+            map.insert("kind".into(), Value::from(failure.kind.as_str()));
+            if let Some(status) = failure.status {
+                map.insert("status".into(), Value::from(status));
+            }
+        }
+        value
+    }
 }
 
 #[pymethods]
@@ -67,8 +80,8 @@ impl AsyncCore {
     fn output(&self, callback: Py<PyAny>) -> PyResult<Pending> {
         let inner = self.inner.clone();
         let work = async move {
-            match inner.output().await {
-                Some(chunk) => Outcome::Value(Self::to_json(&chunk)),
+            match inner.next_out().await {
+                Some(out) => Outcome::Value(Self::out_json(&out)),
                 None => Outcome::Error("the interpreter's output queue is closed".to_owned()),
             }
         };
@@ -120,7 +133,7 @@ impl AsyncCore {
                     return Ok(());
                 }
                 TurnEvent::Error(error) => {
-                    self.inner.emit(Chunk::server_error(error.to_string()));
+                    self.inner.emit_out(oi_session::Outgoing::failed(&error));
                     self.inner.emit(Chunk::complete());
                     return Ok(());
                 }
