@@ -75,9 +75,6 @@ pub(crate) fn deletes(code: &str) -> bool {
     DELETERS.iter().any(|name| code.contains(name))
 }
 
-// Called by `foreign::read` once it hands the scan over (it calls `deleted_place` now, which
-// holds the protected-place half of this).
-#[allow(dead_code)]
 /// Judges `code` in a language oi does not parse (`literals` are its string literals): a
 /// protected place it deletes, moves or locks is blocked; a call that does so to a target oi
 /// cannot evaluate, or a file function reached by a computed name, is "cannot tell".

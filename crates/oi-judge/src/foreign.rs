@@ -13,11 +13,7 @@ pub(crate) fn read(scan: &mut Scan, source: &str) {
         scan.block("it formats a disk (`format c:`)".to_owned());
     }
     let literals = string_literals(source);
-    if let Some(what) = effects_in_code::deleted_place(scan.places, source, &literals) {
-        scan.block(format!(
-            "it calls a library function that deletes files on {what}"
-        ));
-    }
+    effects_in_code::judge(scan, source, &literals);
     for literal in literals {
         if literal.contains(char::is_whitespace) || literal.contains("(){") {
             let env = Env::new(scan.places);
