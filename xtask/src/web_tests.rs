@@ -1,6 +1,6 @@
 //! `cargo xtask web-tests [--screenshot FILE]`: the web page's tests in real headless Chromium
 //! (`crates/oi-server/tests/web_page.rs`, `web_panels.rs`, `web_reconnect.rs`,
-//! `web_store.rs`, `web_attack.rs` and `web_approval_attacks.rs`, ignored by plain
+//! `web_store.rs`, `web_attack.rs`, `web_approval_attacks.rs` and `web_replay.rs`, ignored by plain
 //! `cargo test` because each starts a browser). Needs Debian's `chromium` and `chromium-driver` (and `redis-server` for
 //! `web_store`): without them it says so and skips, unless `OI_TEST_REQUIRE_ALL=1` (CI),
 //! where it fails.
@@ -34,6 +34,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         .args(["--test", "web_page", "--test", "web_attack"])
         .args(["--test", "web_reconnect", "--test", "web_panels"])
         .args(["--test", "web_store", "--test", "web_approval_attacks"])
+        .args(["--test", "web_replay"])
         .arg("--")
         .args(["--ignored", "--test-threads=1"]);
     if let Some(path) = crate::flag_value(args, "--screenshot") {

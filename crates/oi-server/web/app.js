@@ -25,14 +25,13 @@ const app = {
   cur: null,
   lastCode: null,
   // The connection's number (each connect() makes a new one), the approval bar that is
-  // current (conversation.js), whether one waited when the last connection went, chunks held
-  // while the conversation loads again after a reconnect (null otherwise), and whether the
-  // conversation was just loaded (so the next connection need not load it again).
+  // current (conversation.js), chunks held while /messages loads (null otherwise), and the
+  // last log entry to skip (the log is not whole: /messages shows it).
   conn: 0,
   approval: null,
-  hadPending: false,
   loading: null,
-  fresh: false,
+  skip: 0,
+  replayEnd: 0,
   started: false,
   settings: null,
 };
@@ -104,19 +103,52 @@ function onComplete(c) {
   }
   setRunning();
   if (!running()) app.wasRunning = false;
-  refreshSessions();
+  if (!(c.seq <= app.replayEnd)) refreshSessions();
 }
 
 function wsUrl() {
   const path = app.session === "default" ? "/" : "/sessions/" + encodeURIComponent(app.session);
-  return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path + "?input_numbers=true";
+  return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path + "?input_numbers=true&replay=all";
 }
 
 // Every approval bar belongs to one connection: when it goes, they all go (see
 // conversation.js, Approval).
 function retireForConnection() {
   app.loading = null;
-  if (retirePendingApprovals(STALE)) app.hadPending = true;
+  retirePendingApprovals(STALE);
+}
+
+// Each connection first gets the session's log (docs/protocol.md, the log): the page is
+// rebuilt from it by the code that renders live chunks, so it shows what it showed live
+// (approvals waiting with Run, running code with Stop, the user's view of output). When the
+// log does not hold the whole session (a restart), /messages shows it instead.
+function onReplay(h, sock) {
+  resetConversation();
+  app.skip = h.whole ? 0 : h.last;
+  app.replayEnd = h.last;
+  if (h.whole) return;
+  app.loading = [];
+  fetchHistory().then((messages) => {
+    if (sock !== app.ws || !app.loading) return;
+    if (messages) renderHistory(messages);
+    const held = app.loading;
+    app.loading = null;
+    for (const c of held) handleChunk(c);
+  });
+}
+
+// An input the session was sent, from the log: shown as the page showed it when sent.
+function replayInput(c) {
+  if (c.type === "command") {
+    retirePendingApprovals(c.content === "go" ? "Approved." : "Declined: the code was not run.");
+  } else {
+    retirePendingApprovals();
+    closeBlock();
+    if (c.type === "message") addUser(String(c.content));
+    else addNotice("[" + c.type + ": " + String(c.content).slice(0, 200) + "]");
+  }
+  if (c.content !== "stop") app.leftover = true;
+  setRunning();
 }
 
 function connect() {
@@ -124,8 +156,6 @@ function connect() {
   if (app.ws) { const old = app.ws; app.ws = null; old.close(); }
   retireForConnection();
   const sock = new WebSocket(wsUrl());
-  sock.reload = !app.fresh;
-  app.fresh = false;
   app.conn += 1;
   app.ws = sock;
   app.authed = false;
@@ -141,6 +171,8 @@ function connect() {
     try { c = JSON.parse(event.data); } catch (e) { return; }
     if (!c || typeof c !== "object") return;
     if ("auth" in c && !("role" in c)) { if (c.auth === true) ready(); return; }
+    if (c.role === "server" && c.type === "replay") { onReplay(c, sock); return; }
+    if (c.seq <= app.skip) return;
     if (typeof c.id === "string") {
       sock.send(JSON.stringify({ ack: c.id }));
       if (app.seen.has(c.id)) return;
@@ -148,6 +180,7 @@ function connect() {
       if (app.seen.size > SEEN_MAX) app.seen.delete(app.seen.values().next().value);
     }
     if (app.loading) app.loading.push(c);
+    else if (c.role === "user") replayInput(c);
     else handleChunk(c);
   };
   sock.onclose = (event) => {
@@ -166,20 +199,6 @@ async function ready() {
   app.inputs = 0;
   app.waitingFor = 0;
   app.leftover = app.wasRunning;
-  if (sock && sock.reload) {
-    // Back after the connection went (lost, taken over, replaced): what the page showed may
-    // be stale (another client may have sent messages, and other code may wait now), so the
-    // conversation is loaded again before anything is sent; chunks that come meanwhile wait.
-    setStatus("loading the conversation…");
-    app.loading = [];
-    const messages = await fetchHistory();
-    if (sock !== app.ws || !app.loading) return;
-    rebuild(messages);
-    const held = app.loading;
-    app.loading = null;
-    app.authed = true;
-    for (const c of held) handleChunk(c);
-  }
   app.authed = true;
   setRunning();
   setStatus("connected");
@@ -293,7 +312,6 @@ function resetConversation() {
   app.cur = null;
   app.lastCode = null;
   app.approval = null;
-  app.hadPending = false;
   app.seen.clear();
   app.waitingFor = 0;
   app.leftover = false;
@@ -314,30 +332,6 @@ function renderHistory(messages) {
   log().scrollTop = log().scrollHeight;
 }
 
-// The conversation again, after a reconnect: the log shows what the server has now. Code at
-// its end gets an approval bar only if one waited when the connection went (then `go` would
-// run exactly that code: the server runs the code that ends the conversation); code the user
-// had already answered stays without one.
-function rebuild(messages) {
-  const waited = app.hadPending;
-  app.hadPending = false;
-  closeBlock();
-  app.cur = null;
-  app.lastCode = null;
-  app.approval = null;
-  log().replaceChildren();
-  if (!messages) {
-    addNotice("The page could not load the conversation again: reload the page to see it.", "error");
-    return;
-  }
-  renderHistory(messages);
-  addNotice("Reconnected: the conversation as the server has it now.");
-  const last = messages[messages.length - 1];
-  if (waited && last && last.role === "assistant" && last.type === "code" && typeof last.content === "string") {
-    askApproval({ format: last.format, content: last.content, note: "This code waits for your approval (the conversation was loaded again)." });
-  }
-}
-
 // The session's conversation from the server (a list of messages), or null.
 async function fetchHistory() {
   const path = "/sessions/" + encodeURIComponent(app.session);
@@ -352,12 +346,6 @@ async function fetchHistory() {
   return r.ok && Array.isArray(r.data.messages) ? r.data.messages : null;
 }
 
-async function loadHistory() {
-  const messages = await fetchHistory();
-  if (messages) renderHistory(messages);
-  app.fresh = true;
-}
-
 async function switchTo(id, quiet) {
   if (app.ws) { const old = app.ws; app.ws = null; old.close(); }
   clearTimeout(app.retryTimer);
@@ -367,7 +355,6 @@ async function switchTo(id, quiet) {
   if (!quiet) banner("");
   $("sessions").classList.remove("shown");
   $("menu").setAttribute("aria-expanded", "false");
-  await loadHistory();
   connect();
   refreshSessions();
 }
@@ -448,7 +435,6 @@ async function start() {
   }
   renderSessions(r.data.sessions || []);
   resetConversation();
-  await loadHistory();
   connect();
   loadSettings();
 }
