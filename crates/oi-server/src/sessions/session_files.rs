@@ -12,6 +12,7 @@ use std::sync::{Mutex, PoisonError};
 
 use oi_core::{Message, Settings};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::async_interpreter::AsyncInterpreter;
 use crate::sessions::valid_id;
@@ -23,6 +24,14 @@ pub const RESTART_NOTE: &str = "[oi] The server restarted: this conversation was
 
 /// The largest session file read back (bigger ones are skipped).
 const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A session's file as it is written: its id, its settings and its messages.
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    id: &'a str,
+    settings: &'a RawValue,
+    messages: &'a RawValue,
+}
 
 /// A session read back from its file.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,11 +94,14 @@ impl SessionFiles {
         let encode = |e: String| SessionFileError::Encode(id.to_owned(), e);
         let snapshot = crate::sessions::store_link::snapshot(interpreter, false)
             .map_err(|e| encode(e.to_string()))?;
-        let messages: Value =
-            serde_json::from_str(&snapshot.messages).map_err(|e| encode(e.to_string()))?;
-        let settings: Value =
-            serde_json::from_str(&snapshot.settings).map_err(|e| encode(e.to_string()))?;
-        let record = serde_json::json!({"id": id, "settings": settings, "messages": messages});
+        // The texts are written as they are (checked, not parsed into values and written
+        // again: a long conversation is the largest thing a turn writes).
+        let raw = |text: String| RawValue::from_string(text).map_err(|e| encode(e.to_string()));
+        let record = Record {
+            id,
+            settings: &raw(snapshot.settings)?,
+            messages: &raw(snapshot.messages)?,
+        };
         let json = serde_json::to_vec(&record).map_err(|e| encode(e.to_string()))?;
         oi_core::history::save_json(&self.dir, &name, &json)?;
         Ok(())
