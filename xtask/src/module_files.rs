@@ -3,14 +3,67 @@
 //! and `self::…` paths (and `use` trees, braces expanded) lead to, the longest path that is a
 //! file. A parent declaring and re-exporting its own children is structure, not an import, so
 //! an edge from a module to its descendants is not counted; a child that names its parent is.
-//! Circles among siblings, or through a parent, are what this finds.
+//! Circles among siblings, or through a parent, are what this finds. A name a module binds
+//! with `use` (a `pub use` re-export in lib.rs or a mod.rs, or any import) is followed to the
+//! module that defines it: `crate::Interpreter` is an edge to `interpreter`, not to the root.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::modules::{Graph, rust_files, without_test_items};
+/// A module graph: each module and the modules it uses.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Graph {
+    /// module → the other modules it names.
+    pub edges: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Every `.rs` file beneath `dir`, appended to `out`.
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// `text` without its `#[cfg(test)]` items: the attribute, then the item up to its `;` or
+/// its closing brace (braces counted, outside comments; good enough for this tree's code).
+pub(crate) fn without_test_items(text: &str) -> Vec<&str> {
+    let mut kept = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if !line.trim_start().starts_with("#[cfg(test)]") {
+            kept.push(line);
+            continue;
+        }
+        let mut depth: i64 = 0;
+        let mut opened = false;
+        for item_line in lines.by_ref() {
+            let code = item_line.split("//").next().unwrap_or("");
+            for c in code.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            let trimmed = code.trim_end();
+            if (opened && depth <= 0) || (!opened && trimmed.ends_with(';')) {
+                break;
+            }
+        }
+    }
+    kept
+}
 
 /// The module path of `file` beneath `src` (`a/b.rs` and `a/b/mod.rs` → `a::b`; the crate
 /// root → `None`).
@@ -197,26 +250,203 @@ fn named_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
     found
 }
 
+/// The names each module binds with `use` (its re-exports, `pub use`, and its imports): module
+/// path (`""` for the crate root) → bound name → the absolute path it stands for. Only paths
+/// into the crate are kept (`crate::`, `self::`, `super::`, or a child module of the file).
+type Aliases = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+/// The tokens of a `use` tree: names, `::`, `{`, `}`, `,`, `*`.
+fn use_tokens(text: &str) -> Vec<&str> {
+    let mut tokens = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let rest = &text[at..];
+        let c = rest.chars().next().unwrap_or(' ');
+        let len = if rest.starts_with("::") {
+            2
+        } else if is_ident(c) {
+            rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len())
+        } else {
+            c.len_utf8()
+        };
+        if !c.is_whitespace() {
+            tokens.push(&rest[..len]);
+        }
+        at += len;
+    }
+    tokens
+}
+
+/// Reads one `use` tree from `tokens[*at..]` under `prefix`: each path it imports, with the
+/// name it binds (`None` for a glob).
+fn use_tree(
+    tokens: &[&str],
+    at: &mut usize,
+    prefix: &[String],
+    out: &mut Vec<(Vec<String>, Option<String>)>,
+) {
+    let mut segments = prefix.to_vec();
+    while let Some(&token) = tokens.get(*at) {
+        *at += 1;
+        match token {
+            "::" => {}
+            "*" => return out.push((segments, None)),
+            "{" => {
+                while tokens.get(*at).is_some_and(|t| *t != "}") {
+                    let before = *at;
+                    use_tree(tokens, at, &segments, out);
+                    if tokens.get(*at) == Some(&",") || *at == before {
+                        *at += 1;
+                    }
+                }
+                *at += 1;
+                return;
+            }
+            name if name.starts_with(is_ident) => {
+                segments.push(name.to_owned());
+                if tokens.get(*at) == Some(&"::") {
+                    continue;
+                }
+                if name == "self" {
+                    segments.pop();
+                }
+                let mut bound = segments.last().cloned();
+                if tokens.get(*at) == Some(&"as") {
+                    bound = tokens.get(*at + 1).map(|t| (*t).to_owned());
+                    *at += 2;
+                }
+                return out.push((segments, bound));
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Every `use` declaration of `code` (a file's code, from [`code_of`]): the paths it imports
+/// with their bound names, relative as written.
+fn use_declarations(code: &str) -> Vec<(Vec<String>, Option<String>)> {
+    let mut found = Vec::new();
+    let bytes = code.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = code[at..].find("use") {
+        let start = at + offset;
+        at = start + "use".len();
+        let before_ok =
+            start == 0 || !is_ident(bytes[start - 1] as char) && bytes[start - 1] != b':';
+        let after_ok = code[at..].starts_with(|c: char| c.is_whitespace() || c == '{' || c == ':');
+        if !(before_ok && after_ok) {
+            continue;
+        }
+        let end = code[at..].find(';').map_or(code.len(), |e| at + e);
+        let tokens = use_tokens(&code[at..end]);
+        let mut read = 0;
+        use_tree(&tokens, &mut read, &[], &mut found);
+        at = end;
+    }
+    found
+}
+
+/// `path` as written in module `own` (a `use` path), made absolute from the crate root; `None`
+/// for a path outside the crate (another crate, `std`).
+fn absolute(path: &[String], own: &[String], modules: &BTreeSet<String>) -> Option<Vec<String>> {
+    let first = path.first()?;
+    let (mut base, mut rest) = match first.as_str() {
+        "crate" => (Vec::new(), &path[1..]),
+        "self" => (own.to_vec(), &path[1..]),
+        "super" => (own[..own.len().saturating_sub(1)].to_vec(), &path[1..]),
+        _ => {
+            let child = own
+                .iter()
+                .chain([first])
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("::");
+            if !modules.contains(&child) {
+                return None;
+            }
+            (own.to_vec(), path)
+        }
+    };
+    while rest.first().is_some_and(|s| s == "super") {
+        base.pop();
+        rest = &rest[1..];
+    }
+    base.extend(rest.iter().cloned());
+    Some(base)
+}
+
+/// The module a path (absolute segments) leads to: its longest prefix that is a file of the
+/// crate, following the names modules bind with `use` (so `crate::Interpreter`, re-exported
+/// by lib.rs, leads to `interpreter`, the module that defines it). `None` for the crate root.
+fn resolve(path: &[String], modules: &BTreeSet<String>, aliases: &Aliases) -> Option<String> {
+    let mut path = path.to_vec();
+    let prefix_module = |path: &[String]| {
+        (0..=path.len())
+            .rev()
+            .find(|&n| n == 0 || modules.contains(&path[..n].join("::")))
+            .unwrap_or(0)
+    };
+    for _ in 0..16 {
+        let n = prefix_module(&path);
+        let module = path[..n].join("::");
+        let target = path.get(n).and_then(|name| aliases.get(&module)?.get(name));
+        match target {
+            Some(target) => {
+                let next: Vec<String> = target.iter().chain(&path[n + 1..]).cloned().collect();
+                if next == path {
+                    break;
+                }
+                path = next;
+            }
+            None => break,
+        }
+    }
+    let n = prefix_module(&path);
+    (n > 0).then(|| path[..n].join("::"))
+}
+
 /// Reads one crate's `src` folder, file by file.
 pub fn file_graph(src: &Path) -> anyhow::Result<Graph> {
     let mut files: Vec<PathBuf> = Vec::new();
     rust_files(src, &mut files).with_context(|| format!("reading {}", src.display()))?;
     let modules: BTreeSet<String> = files.iter().filter_map(|f| module_path(src, f)).collect();
-    let mut graph = Graph::default();
+    let mut codes = Vec::new();
+    let mut aliases = Aliases::new();
     for file in &files {
-        let Some(module) = module_path(src, file) else {
+        let Some(relative) = file.strip_prefix(src).ok() else {
             continue;
         };
-        let own: Vec<String> = module.split("::").map(str::to_owned).collect();
-        let text = std::fs::read_to_string(file)?;
+        let module = module_path(src, file);
+        let is_root = relative.components().count() == 1
+            && matches!(relative.to_str(), Some("lib.rs" | "main.rs"));
+        if module.is_none() && !is_root {
+            continue;
+        }
+        let own: Vec<String> = module
+            .iter()
+            .flat_map(|m| m.split("::"))
+            .map(str::to_owned)
+            .collect();
+        let code = code_of(&std::fs::read_to_string(file)?);
+        let bound = aliases
+            .entry(module.clone().unwrap_or_default())
+            .or_default();
+        for (path, name) in use_declarations(&code) {
+            if let (Some(name), Some(target)) = (name, absolute(&path, &own, &modules)) {
+                bound.insert(name, target);
+            }
+        }
+        if let Some(module) = module {
+            codes.push((module, own, code));
+        }
+    }
+    let mut graph = Graph::default();
+    for (module, own, code) in codes {
         let mut used = BTreeSet::new();
-        for path in named_paths(&code_of(&text), &own) {
-            // The longest prefix of the path that is a file of the crate.
-            let target = (1..=path.len())
-                .rev()
-                .map(|n| path[..n].join("::"))
-                .find(|candidate| modules.contains(candidate));
-            let Some(target) = target else { continue };
+        for path in named_paths(&code, &own) {
+            let Some(target) = resolve(&path, &modules, &aliases) else {
+                continue;
+            };
             let descendant = target.starts_with(&format!("{module}::"));
             if target != module && !descendant {
                 used.insert(target);
@@ -256,6 +486,66 @@ mod tests {
                 "top::g"
             ]
         );
+    }
+
+    #[test]
+    fn test_items_are_skipped_and_what_follows_them_is_read() {
+        let code = code_of(
+            "use crate::a;\n#[cfg(test)]\nuse crate::t1;\n#[cfg(test)]\nfn helper() {\n    crate::t2::x();\n}\nuse crate::b;\n#[cfg(test)]\nmod tests {\n    use crate::t3;\n}\n",
+        );
+        assert_eq!(strings(named_paths(&code, &[])), ["a", "b"]);
+    }
+
+    #[test]
+    fn use_declarations_bind_names() {
+        let code = code_of(
+            "pub use approval::{Id, Request as Asked};\npub(crate) use self::kid::{self, K};\n\
+             use crate::x::*;\nuse std::io;\nfn f() -> impl Sized + use<> {}\n",
+        );
+        let found: Vec<(String, Option<String>)> = use_declarations(&code)
+            .into_iter()
+            .map(|(p, b)| (p.join("::"), b))
+            .collect();
+        let some = |p: &str, b: &str| (p.to_owned(), Some(b.to_owned()));
+        assert_eq!(
+            found,
+            [
+                some("approval::Id", "Id"),
+                some("approval::Request", "Asked"),
+                some("self::kid", "kid"),
+                some("self::kid::K", "K"),
+                ("crate::x".to_owned(), None),
+                some("std::io", "io"),
+            ]
+        );
+    }
+
+    /// `crate::Name`, re-exported by lib.rs (or a mod.rs) from the module that defines it,
+    /// leads to that module (issue 41: the re-export hid oi-core's interpreter ↔ computer_api).
+    #[test]
+    fn re_exports_lead_to_the_defining_module() {
+        let dir = std::env::temp_dir().join(format!("oi-modules-{}", std::process::id()));
+        let write = |path: &str, text: &str| {
+            let file = dir.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        };
+        write(
+            "lib.rs",
+            "mod a;\nmod b;\nmod c;\npub use a::Thing;\npub use c::Other as Renamed;\n",
+        );
+        write("a.rs", "pub struct Thing;\nfn f() { crate::b::g() }\n");
+        write("b.rs", "pub fn g(_: &crate::Thing) {}\n");
+        write("c/mod.rs", "mod d;\npub use d::Other;\n");
+        write("c/d.rs", "pub struct Other;\nfn h(_: crate::Renamed) {}\n");
+        write("e.rs", "use crate::c::Other;\n");
+        let graph = file_graph(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let uses = |m: &str| graph.edges[m].iter().cloned().collect::<Vec<_>>();
+        assert_eq!(uses("a"), ["b"]);
+        assert_eq!(uses("b"), ["a"]);
+        assert!(uses("c::d").is_empty(), "its own re-export is itself");
+        assert_eq!(uses("e"), ["c::d"]);
     }
 
     #[test]
