@@ -355,6 +355,7 @@ async function switchTo(id, quiet) {
   if (!quiet) banner("");
   $("sessions").classList.remove("shown");
   $("menu").setAttribute("aria-expanded", "false");
+  await fetchHistory(); // opens a session this server does not hold (a socket alone may not)
   connect();
   refreshSessions();
 }
@@ -435,6 +436,7 @@ async function start() {
   }
   renderSessions(r.data.sessions || []);
   resetConversation();
+  await fetchHistory();
   connect();
   loadSettings();
 }
