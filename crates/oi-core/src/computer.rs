@@ -23,6 +23,12 @@ impl LanguageSpec {
         self.name.eq_ignore_ascii_case(name)
             || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
     }
+
+    /// The canonical name as the loop, the judge and the computer use it: the name
+    /// lower-cased (`python`, `shell`), as in the tool enum.
+    pub fn canonical(&self) -> String {
+        self.name.to_lowercase()
+    }
 }
 
 /// One piece of output from running code: an LMC chunk without the role (always `computer`).
@@ -149,4 +155,10 @@ pub trait Computer: Send + Sync {
 /// Finds the language that `name` selects.
 pub fn find_language<'a>(languages: &'a [LanguageSpec], name: &str) -> Option<&'a LanguageSpec> {
     languages.iter().find(|spec| spec.matches(name))
+}
+
+/// The canonical name ([`LanguageSpec::canonical`]) of the language `name` (a name or an
+/// alias, any case) selects; `None` when no language of `languages` is named so.
+pub fn canonical_language(languages: &[LanguageSpec], name: &str) -> Option<String> {
+    find_language(languages, name).map(LanguageSpec::canonical)
 }

@@ -53,7 +53,8 @@ pub(crate) fn error_line(output: &str) -> Option<String> {
 }
 
 /// Whether `code` only prints values written into it by hand (`print(20)`,
-/// `print("Friday")`, `echo 42`): the model's first guess, not a computation.
+/// `print("Friday")`, `echo 42`): the model's first guess, not a computation. `language` is
+/// the canonical name (`python`, `shell`).
 pub(crate) fn typed_answer(language: &str, code: &str) -> bool {
     let lines: Vec<&str> = code
         .lines()
@@ -69,7 +70,7 @@ pub(crate) fn typed_answer(language: &str, code: &str) -> bool {
                 .and_then(|rest| rest.strip_suffix(')'))
                 .is_some_and(is_literal)
         }),
-        "shell" | "bash" | "sh" => lines.iter().all(|line| {
+        "shell" => lines.iter().all(|line| {
             line.strip_prefix("echo ")
                 .is_some_and(|rest| !rest.contains(['$', '`', '|', '>', '<', ';', '&']))
         }),
