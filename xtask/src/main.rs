@@ -26,6 +26,7 @@ mod bench;
 mod bench_local;
 mod bench_tasks;
 mod build_tools;
+mod docs_check;
 mod fetch_model;
 mod fuzz;
 mod lib_turn;
@@ -44,7 +45,7 @@ mod web_tests;
 use anyhow::{Context, bail};
 
 fn usage() -> &'static str {
-    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  original-tests [--keep-venv] [PYTEST ARGS]         Open Interpreter 0.4.3's own tests/ (fetched at 36ec0712) on the package (tests/original/)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [--replicas N[,M]] [--store URL] [--ack] [SESSIONS...]   only the server load test (default: 1 100 1000 sessions; --replicas: many oi-server replicas behind one store)\n  soak [--clients N] [--seconds S] [--ack] [--seed N]  clients churning on real oi-server processes, every invariant checked (issue 18)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  web-tests [--screenshot FILE]                      the web page's tests in headless Chromium (needs chromium, chromium-driver)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n  bench-local [--runs N] [--quick] [--no-reference] [--realtime] [--message TEXT]   `oi --local` one-shot turn beside llama.cpp's own server (xllamacpp from PyPI)\n  bench-tasks [--runs N] [--scripted] [--only A,B] [--limit SECS] [--oi PATH] [--label L] [--model FILE]   everyday tasks for `oi --local -y`, checked in fresh folders (--scripted: harness check against the scripted model)\n"
+    "usage: cargo xtask <command>\n\ncommands:\n  scripted-server [--host 127.0.0.1] [--port 8787] [--script FILE] [--requests FILE]   run the scripted model server (calculator, or a JSON script; --port 0 picks a free port)\n  python-tests [--keep-venv] [PYTEST ARGS]           the Python API's tests in a fresh venv (pip install ./crates/oi-python)\n  original-tests [--keep-venv] [PYTEST ARGS]         Open Interpreter 0.4.3's own tests/ (fetched at 36ec0712) on the package (tests/original/)\n  demo [--local] [MESSAGE]                           run `oi` one-shot against the scripted model server (--local: the real embedded model)\n  bench [--runs N] [--quick]                         oi beside Open Interpreter 0.4.3 (writes docs/benchmarks-results.md)\n  load [--replicas N[,M]] [--store URL] [--ack] [SESSIONS...]   only the server load test (default: 1 100 1000 sessions; --replicas: many oi-server replicas behind one store)\n  soak [--clients N] [--seconds S] [--ack] [--seed N]  clients churning on real oi-server processes, every invariant checked (issue 18)\n  lib-turn BASE_URL MESSAGE                          one turn through the blocking library API (used by bench)\n  lib-turns BASE_URL MESSAGE                         a first and a warm turn through the blocking library API (used by bench)\n  web-tests [--screenshot FILE]                      the web page's tests in headless Chromium (needs chromium, chromium-driver)\n  fetch-model [--path FILE]                          download and verify the default local model (for `oi --local`)\n  bench-local [--runs N] [--quick] [--no-reference] [--realtime] [--message TEXT]   `oi --local` one-shot turn beside llama.cpp's own server (xllamacpp from PyPI)\n  bench-tasks [--runs N] [--scripted] [--only A,B] [--limit SECS] [--oi PATH] [--label L] [--model FILE]   everyday tasks for `oi --local -y`, checked in fresh folders (--scripted: harness check against the scripted model)\n  modules                                            the import graph of each crate and xtask; fails on a circle not listed in KNOWN_CIRCLES\n  docs-check                                         every file and path::test named in README.md and docs/*.md exists\n"
 }
 
 fn flag_value(args: &[String], name: &str) -> Option<String> {
@@ -71,6 +72,7 @@ fn main() -> anyhow::Result<()> {
         Some("fetch-model") => fetch_model::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("modules") => modules::run(&args[1..]),
+        Some("docs-check") => docs_check::run(&args[1..]),
         Some("web-tests") => web_tests::run(&args[1..]),
         Some("-h" | "--help") | None => {
             print!("{}", usage());
