@@ -8,26 +8,45 @@
 //! its own `complete`, in input order, except a turn that a newer input or `stop` interrupted
 //! (it sends nothing more): a new input interrupts the running turn, or, in queue mode, waits
 //! for it. Nothing here blocks: taking an input never waits for a turn to end.
+//!
+//! One task, the session's actor ([`crate::actor`]), owns the session's state: the running
+//! turn, the approval it is parked at, the queue and the pending input of
+//! [`input`](AsyncInterpreter::input). A handle's methods send it commands over one channel, in
+//! order (the sync ones, `act`, `act_failed`, `emit`, without waiting); it sends the chunks out.
+//! What others read at once ([`running`](AsyncInterpreter::running)) is in a `watch` channel,
+//! set by each command as it is sent (so it is right the moment `act` returns) and by the actor.
+//! The actor starts on the runtime of the first call made inside one (a Python program makes
+//! one outside any runtime).
+//!
+//! The output's receiver is the one lock: an mpsc receiver has one owner, and it is read by
+//! one consumer at a time but from different tasks over time (a WebSocket writer, then the next
+//! connection's). It sits in a `tokio::sync::Mutex` rather than in the actor because reading
+//! must be cancel-safe: a writer that times out or is dropped while waiting leaves the chunk in
+//! the queue, which a request answered by the actor over a oneshot could not promise.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use oi_core::{Chunk, Interpreter};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::actor::{Actor, Command, Numbered, Status};
 use crate::frames::UserChunk;
 pub use crate::input::{Input, InputBuilder, InputError, InputLimits, Step};
 use crate::interrupt::InterruptMode;
-use crate::outgoing::{InputRef, Outgoing, Sink, TurnOutput};
-use crate::turns::{Queued, Settled, TurnStart, Turns, lock};
+use crate::outgoing::{InputRef, Outgoing, TurnOutput};
+use crate::turns::TurnStart;
 
 struct Inner {
     interpreter: Interpreter,
     mode: InterruptMode,
     limits: InputLimits,
-    /// The input of callers without a connection ([`AsyncInterpreter::input`]).
-    input: Mutex<InputBuilder>,
-    turns: Mutex<Turns>,
-    tx: Sink,
+    /// To the actor.
+    commands: mpsc::UnboundedSender<Numbered>,
+    /// Whether a turn runs, and how many commands were sent.
+    status: Arc<watch::Sender<Status>>,
+    /// The actor until a runtime runs it (then empty).
+    idle: watch::Sender<Option<Actor>>,
+    /// The session's output (see the module doc for why it is behind a lock).
     rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Outgoing>>,
 }
 
@@ -47,17 +66,56 @@ impl AsyncInterpreter {
     /// Wraps `interpreter` with these input limits.
     pub fn with_limits(interpreter: Interpreter, mode: InterruptMode, limits: InputLimits) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        AsyncInterpreter {
+        let (commands, commands_rx) = mpsc::unbounded_channel();
+        let status = Arc::new(watch::Sender::new(Status::default()));
+        let actor = Actor::new(
+            interpreter.clone(),
+            mode,
+            InputBuilder::new(limits),
+            tx,
+            status.clone(),
+            commands_rx,
+        );
+        let this = AsyncInterpreter {
             inner: Arc::new(Inner {
                 interpreter,
                 mode,
                 limits,
-                input: Mutex::new(InputBuilder::new(limits)),
-                turns: Mutex::default(),
-                tx,
+                commands,
+                status,
+                idle: watch::Sender::new(Some(actor)),
                 rx: tokio::sync::Mutex::new(rx),
             }),
+        };
+        this.wake();
+        this
+    }
+
+    /// Starts the actor if it waits and a runtime is there to run it.
+    fn wake(&self) {
+        if self.inner.idle.borrow().is_none() {
+            return;
         }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if let Some(actor) = self.inner.idle.send_replace(None) {
+            runtime.spawn(actor.run());
+        }
+    }
+
+    /// Sends `command` to the actor; `running`, when given, is whether a turn runs once it is
+    /// handled.
+    fn send(&self, command: Command, running: Option<bool>) {
+        self.inner.status.send_modify(|status| {
+            status.sent += 1;
+            // The actor lives as long as the handles.
+            let _ = self.inner.commands.send((status.sent, command));
+            if let Some(running) = running {
+                status.running = running;
+            }
+        });
+        self.wake();
     }
 
     /// The wrapped interpreter (settings, messages, computer).
@@ -79,7 +137,7 @@ impl AsyncInterpreter {
     /// [`input_chunk`](Self::input_chunk) for a chunk already read.
     pub async fn input(&self, chunk: &serde_json::Value) -> Result<(), InputError> {
         match crate::frames::client_frame(chunk.clone())? {
-            crate::frames::ClientFrame::Chunk(chunk) => self.take_input(&chunk),
+            crate::frames::ClientFrame::Chunk(chunk) => self.take_input(chunk).await,
             // Auth and ack frames mean nothing without a connection.
             _ => Ok(()),
         }
@@ -87,55 +145,46 @@ impl AsyncInterpreter {
 
     /// [`input`](Self::input) for a chunk already read from its frame.
     pub async fn input_chunk(&self, chunk: &UserChunk) -> Result<(), InputError> {
-        self.take_input(chunk)
+        self.take_input(chunk.clone()).await
     }
 
-    fn take_input(&self, chunk: &UserChunk) -> Result<(), InputError> {
-        let step = lock(&self.inner.input).take(chunk)?;
-        self.act(step, None);
-        Ok(())
+    async fn take_input(&self, chunk: UserChunk) -> Result<(), InputError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Input { chunk, reply }, None);
+        // The actor answers every input it takes; it is gone only with the last handle.
+        answer.await.unwrap_or(Ok(()))
     }
 
     /// Acts on what one user chunk did to an input built elsewhere (a connection's own
     /// [`InputBuilder`]); the input's `complete` will answer `answers`.
     pub fn act(&self, step: Step, answers: Option<InputRef>) {
-        match step {
-            Step::Pending | Step::Discarded => {}
-            Step::Opened => {
-                if self.inner.mode == InterruptMode::Interrupt {
-                    lock(&self.inner.turns).stop_current();
-                }
-            }
-            Step::Ended(Input::Stop) => {
-                self.stop_all();
-                let usage = self.interpreter().runtime_mut().usage();
-                self.emit_out(Outgoing::complete(answers).with_usage(usage));
-            }
-            Step::Ended(Input::Go) => self.start(TurnStart::Go, self.inner.tx.clone(), answers),
-            Step::Ended(Input::Messages(messages)) => {
-                self.start(TurnStart::Chat(messages), self.inner.tx.clone(), answers);
-            }
-        }
+        let running = match &step {
+            Step::Pending | Step::Discarded => return,
+            Step::Opened if self.inner.mode == InterruptMode::Interrupt => Some(false),
+            Step::Opened => None,
+            Step::Ended(Input::Stop) => Some(false),
+            Step::Ended(_) => Some(true),
+        };
+        self.send(Command::Act { step, answers }, running);
     }
 
     /// Answers an input that failed at its `end` (an unknown command, a bad field) with its
     /// error and `complete`, in its turn (after the inputs before it, in queue mode).
     pub fn act_failed(&self, error: &InputError, answers: Option<InputRef>) {
-        self.start(
-            TurnStart::Fail(error.to_string()),
-            self.inner.tx.clone(),
-            answers,
-        );
+        let error = error.to_string();
+        self.send(Command::ActFailed { error, answers }, None);
     }
 
     /// Drops the input received so far that has not been ended (of [`input`](Self::input)).
     pub async fn discard_pending(&self) {
-        lock(&self.inner.input).clear();
+        self.send(Command::Discard, None);
     }
 
     /// Roughly how many bytes of input wait for their `end` (of [`input`](Self::input)).
     pub async fn pending_bytes(&self) -> usize {
-        lock(&self.inner.input).bytes()
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::PendingBytes(reply), None);
+        answer.await.unwrap_or(0)
     }
 
     /// The next outgoing chunk, waiting for one: the turns' framed LMC chunks (confirmations
@@ -146,12 +195,14 @@ impl AsyncInterpreter {
 
     /// [`output`](Self::output) with the input each `complete` answers.
     pub async fn next_out(&self) -> Option<Outgoing> {
+        self.wake();
         self.inner.rx.lock().await.recv().await
     }
 
     /// Waits for the next outgoing chunk, then takes the ones already waiting behind it, up to
     /// `max` in all (to be written to the socket together); empty once the output is closed.
     pub async fn next_batch(&self, max: usize) -> Vec<Outgoing> {
+        self.wake();
         let mut rx = self.inner.rx.lock().await;
         let Some(first) = rx.recv().await else {
             return Vec::new();
@@ -171,10 +222,9 @@ impl AsyncInterpreter {
         self.emit_out(Outgoing::plain(chunk));
     }
 
-    /// Puts `out` on the output.
+    /// Puts `out` on the output (after what the commands sent before it put there).
     pub fn emit_out(&self, out: Outgoing) {
-        // The receiver lives as long as `self`.
-        let _ = self.inner.tx.send(out);
+        self.send(Command::Emit(out), None);
     }
 
     /// Whether a turn is running (a turn parked at an approval waits; it does not run).
@@ -184,28 +234,14 @@ impl AsyncInterpreter {
 
     /// [`is_running`](Self::is_running), without waiting.
     pub fn running(&self) -> bool {
-        lock(&self.inner.turns).busy()
+        self.inner.status.borrow().running
     }
 
     /// Stops the running turn, if any (its code is killed; no `complete` is sent for it).
     pub async fn stop(&self) {
-        lock(&self.inner.turns).stop_current();
-    }
-
-    /// Stops the running turn and drops the queued inputs, each answered with an error and
-    /// `complete` (every input gets its `complete`).
-    fn stop_all(&self) {
-        let dropped: Vec<Queued> = {
-            let mut turns = lock(&self.inner.turns);
-            turns.stop_current();
-            turns.queue.drain(..).collect()
-        };
-        for queued in dropped {
-            let _ = queued.sink.send(Outgoing::plain(Chunk::server_error(
-                "stopped before its turn began: a `stop` came while it waited",
-            )));
-            let _ = queued.sink.send(Outgoing::complete(queued.answers));
-        }
+        let (reply, done) = oneshot::channel();
+        self.send(Command::Stop(reply), Some(false));
+        let _ = done.await;
     }
 
     /// Starts a turn (or, for [`TurnStart::Go`], resumes the parked one) whose chunks go to
@@ -213,63 +249,9 @@ impl AsyncInterpreter {
     /// other turn is stopped first. Dropping the receiver stops the turn. This is how the
     /// OpenAI-compatible endpoint runs turns.
     pub async fn run_separately(&self, start: TurnStart) -> TurnOutput {
-        let (tx, rx) = mpsc::unbounded_channel();
-        if start != TurnStart::Go {
-            lock(&self.inner.turns).stop_current();
-        }
-        self.start(start, tx, None);
+        let (sink, rx) = mpsc::unbounded_channel();
+        let running = (!matches!(start, TurnStart::Fail(_))).then_some(true);
+        self.send(Command::RunSeparately { start, sink }, running);
         TurnOutput(rx)
-    }
-
-    /// Starts `start`, or queues it behind the running turn in queue mode.
-    fn start(&self, start: TurnStart, sink: Sink, answers: Option<InputRef>) {
-        let mut turns = lock(&self.inner.turns);
-        if start == TurnStart::Go {
-            if let Some(running) = turns.current.as_ref() {
-                if running.go(sink.clone(), answers) {
-                    return;
-                }
-            }
-        }
-        if self.inner.mode == InterruptMode::Queue && (turns.busy() || !turns.queue.is_empty()) {
-            turns.queue.push_back(Queued {
-                start,
-                sink,
-                answers,
-            });
-            return;
-        }
-        turns.stop_current();
-        self.spawn(&mut turns, start, sink, answers);
-    }
-
-    fn spawn(&self, turns: &mut Turns, start: TurnStart, sink: Sink, answers: Option<InputRef>) {
-        let next = Arc::downgrade(&self.inner);
-        let settled: Settled = Arc::new(move |generation| {
-            if let Some(inner) = next.upgrade() {
-                AsyncInterpreter { inner }.turn_settled(generation);
-            }
-        });
-        turns.spawn(&self.inner.interpreter, start, sink, answers, settled);
-    }
-
-    /// A turn ended by itself or parked at an approval (its `complete` is out): start the next
-    /// queued input, if it is still this turn's turn. A parked turn is stopped for it, as a new
-    /// message stops it in interrupt mode.
-    fn turn_settled(&self, generation: u64) {
-        let mut turns = lock(&self.inner.turns);
-        let Some(current) = turns.current.as_ref() else {
-            return;
-        };
-        if current.generation != generation {
-            return;
-        }
-        if current.is_finished() {
-            turns.current = None;
-        }
-        if let Some(next) = turns.queue.pop_front() {
-            turns.stop_current();
-            self.spawn(&mut turns, next.start, next.sink, next.answers);
-        }
     }
 }

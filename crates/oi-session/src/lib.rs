@@ -7,6 +7,7 @@
 //! HTTP, sockets or a store.
 
 pub mod accumulate;
+mod actor;
 pub mod async_interpreter;
 pub mod failure_text;
 pub mod frames;
