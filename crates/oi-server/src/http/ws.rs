@@ -21,7 +21,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::frames::{ClientFrame, UserChunk, auth_text, parse_client_frame};
+use crate::frames::{ClientFrame, UserChunk, parse_client_frame};
+use crate::sessions::wire::{Body, auth_text};
 use crate::input::{Input, InputBuilder, InputError, Step};
 use crate::outgoing::{InputRef, Outgoing};
 use crate::sessions::outbox::{Asks, Extras, Frame};
@@ -319,14 +320,13 @@ fn log_input(session: &Session, input: &Input) {
     match input {
         Input::Messages(messages) => {
             for message in messages {
-                if let Ok(text) = serde_json::to_string(message) {
-                    outbox.log_input(text);
-                }
+                outbox.log_input(Body::Message(message.clone()));
             }
         }
-        Input::Go => outbox.log_input(r#"{"role":"user","type":"command","content":"go"}"#.into()),
-        Input::Stop => {
-            outbox.log_input(r#"{"role":"user","type":"command","content":"stop"}"#.into());
+        Input::Go | Input::Stop => {
+            let word = if *input == Input::Go { "go" } else { "stop" };
+            let command = Chunk::new(oi_core::Role::User, oi_core::Kind::Command, None, word);
+            outbox.log_input(Body::Chunk(command));
         }
     }
 }
@@ -444,14 +444,25 @@ struct Wire {
 
 /// The frame that opens a replay: where the log stands (docs/protocol.md, the log).
 fn replay_header(span: crate::sessions::event_log::Span) -> Message {
-    let text = serde_json::json!({
-        "role": "server",
-        "type": "replay",
-        "first": span.first,
-        "last": span.last,
-        "whole": span.whole,
-    });
-    Message::Text(Utf8Bytes::from(text.to_string()))
+    #[derive(serde::Serialize)]
+    struct Header {
+        role: &'static str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+        first: u64,
+        last: u64,
+        whole: bool,
+    }
+    let header = Header {
+        role: "server",
+        kind: "replay",
+        first: span.first,
+        last: span.last,
+        whole: span.whole,
+    };
+    Message::Text(Utf8Bytes::from(
+        serde_json::to_string(&header).unwrap_or_else(|_| "{}".to_owned()),
+    ))
 }
 
 /// Sends until the connection ends: first what the outbox must replay (or, when the

@@ -10,6 +10,7 @@ pub mod session_files;
 pub mod settings_adopt;
 pub mod settings_patch;
 pub mod store_link;
+pub mod wire;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -12,30 +12,49 @@
 //! `?since=N`) first gets what the session said after N, each frame with its `"seq"`.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::extract::ws::Utf8Bytes;
 use oi_core::Chunk;
 use tokio::time::Instant;
 
-use crate::frames::{chunk_text, with_field, with_input};
 use crate::outgoing::{InputRef, Outgoing};
 use crate::sessions::event_log::{EventLog, Span};
+use crate::sessions::wire::{Body, Wire};
 
-/// A chunk ready for the socket: its text (with its `id` in acknowledge mode).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A chunk ready for the socket: its text (with its `id` in acknowledge mode), and what it
+/// was written from, to write it again with what a connection asked for (wire.rs).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
     /// Its sequence number in acknowledge mode.
     seq: Option<u64>,
     /// The JSON text sent.
     pub text: Utf8Bytes,
+    /// What it was written from (none for a frame loaded from the store as text).
+    body: Option<Arc<Written>>,
     /// For a `complete`: the input it answers.
     answers: Option<InputRef>,
-    /// For a `complete`: its usage as JSON, for connections that asked (`?usage=true`).
-    usage: Option<String>,
+    /// For a `complete`: its usage, for connections that asked (`?usage=true`).
+    usage: Option<oi_core::UsageReport>,
     /// Its number in the session's log.
     logged: Option<u64>,
+}
+
+/// What a frame's text was written from.
+#[derive(Debug, PartialEq)]
+struct Written {
+    body: Body,
+    id: Option<String>,
+    failure: Option<oi_core::Failure>,
+}
+
+impl Written {
+    fn wire(&self) -> Wire<'_> {
+        let mut wire = Wire::of(&self.body).failed(self.failure.as_ref());
+        wire.id = self.id.as_deref();
+        wire
+    }
 }
 
 /// What a connection asked to find in the `complete`s it is sent (opt-in query parameters
@@ -90,22 +109,37 @@ impl Frame {
             (Some(input), Some(connection)) if input.connection == connection => Some(input.number),
             _ => None,
         };
-        let usage = self.usage.as_deref().filter(|_| extras.usage);
+        let usage = self.usage.as_ref().filter(|_| extras.usage);
         let seq = self.logged.filter(|_| extras.seq);
+        let Some(written) = self.body.as_ref() else {
+            return self.text.clone();
+        };
         if input.is_none() && usage.is_none() && seq.is_none() {
             return self.text.clone();
         }
-        let mut text = self.text.as_str().to_owned();
-        if let Some(number) = input {
-            text = with_input(&text, number);
+        let mut wire = written.wire();
+        wire.input = input;
+        wire.usage = usage;
+        wire.seq = seq;
+        Utf8Bytes::from(wire.text())
+    }
+
+    /// A frame written from `written`.
+    fn written(
+        written: Written,
+        seq: Option<u64>,
+        answers: Option<InputRef>,
+        usage: Option<oi_core::UsageReport>,
+        logged: Option<u64>,
+    ) -> Self {
+        Frame {
+            seq,
+            text: Utf8Bytes::from(written.wire().text()),
+            body: Some(Arc::new(written)),
+            answers,
+            usage,
+            logged,
         }
-        if let Some(usage) = usage {
-            text = with_field(&text, "usage", usage);
-        }
-        if let Some(seq) = seq {
-            text = with_field(&text, "seq", &seq.to_string());
-        }
-        Utf8Bytes::from(text)
     }
 }
 
@@ -169,6 +203,7 @@ impl Outbox {
                 let frame = Frame {
                     seq: Some(seq),
                     text: Utf8Bytes::from(text),
+                    body: None,
                     answers: None,
                     usage: None,
                     logged: None,
@@ -224,33 +259,23 @@ impl Outbox {
 
     /// [`prepare`](Self::prepare) for a chunk that may answer an input.
     pub fn prepare_out(&self, out: &Outgoing) -> Frame {
-        let (chunk, answers) = (&out.chunk, out.answers);
-        let usage = out
-            .usage
-            .and_then(|usage| serde_json::to_string(&usage).ok());
+        let (answers, usage) = (out.answers, out.usage);
+        let mut written = Written {
+            body: Body::Chunk(out.chunk.clone()),
+            id: None,
+            failure: out.failure.clone(),
+        };
         let mut state = self.state();
         let logged = state.log.next_seq();
         if !self.acknowledge {
-            let frame = Frame {
-                seq: None,
-                text: Utf8Bytes::from(chunk_text(chunk, None)),
-                answers,
-                usage,
-                logged: Some(logged),
-            };
+            let frame = Frame::written(written, None, answers, usage, Some(logged));
             Self::log(&mut state, &frame);
             return frame;
         }
         state.next_seq += 1;
         let seq = state.next_seq;
-        let id = format!("{}-{seq}", self.prefix);
-        let frame = Frame {
-            seq: Some(seq),
-            text: Utf8Bytes::from(chunk_text(chunk, Some(&id))),
-            answers,
-            usage,
-            logged: Some(logged),
-        };
+        written.id = Some(format!("{}-{seq}", self.prefix));
+        let frame = Frame::written(written, Some(seq), answers, usage, Some(logged));
         state.unacked.push_back(Pending {
             seq,
             frame: frame.clone(),
@@ -261,24 +286,24 @@ impl Outbox {
     }
 
     fn log(state: &mut State, frame: &Frame) {
-        let bytes = frame.text.len() + frame.usage.as_ref().map_or(0, String::len) + 64;
+        // The text and what it was written from (about as large again).
+        let bytes = 2 * frame.text.len() + 128;
         if let Some(seq) = frame.logged {
             state.log.push(seq, frame.clone(), bytes);
         }
     }
 
-    /// Logs an input the session was sent (`text`: its JSON, e.g. a user message or
-    /// command), so that a replay shows it where it came. Never sent live.
-    pub fn log_input(&self, text: String) {
+    /// Logs an input the session was sent (a user message, or a command as its chunk), so
+    /// that a replay shows it where it came. Never sent live.
+    pub fn log_input(&self, input: Body) {
         let mut state = self.state();
         let logged = state.log.next_seq();
-        let frame = Frame {
-            seq: None,
-            text: Utf8Bytes::from(text),
-            answers: None,
-            usage: None,
-            logged: Some(logged),
+        let written = Written {
+            body: input,
+            id: None,
+            failure: None,
         };
+        let frame = Frame::written(written, None, None, None, Some(logged));
         Self::log(&mut state, &frame);
     }
 
@@ -460,7 +485,7 @@ mod tests {
             a.text_for(Extras::default()).as_str(),
             Chunk::complete().to_json()
         );
-        outbox.log_input(r#"{"role":"user","type":"message","content":"hi"}"#.into());
+        outbox.log_input(Body::Message(oi_core::Message::user("hi")));
         let c = outbox.prepare(&Chunk::complete());
         outbox.failed(c);
         let (span, all) = outbox.replay_log(0);

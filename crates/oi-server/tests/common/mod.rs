@@ -196,8 +196,9 @@ pub async fn until_complete(ws: &mut Ws, ack: bool) -> Vec<Value> {
     }
 }
 
-/// The frames as JSON lines, `id`s redacted and consecutive console outputs joined (how a
-/// program's output is cut into reads depends on timing).
+/// The frames as JSON lines, `id`s redacted and consecutive text pieces of one run joined:
+/// how a program's output is cut into reads depends on timing, and so does how many of the
+/// model's pieces the server joins into one frame (sessions/coalesce.rs).
 pub fn wire(frames: &[Value]) -> String {
     let mut joined: Vec<Value> = Vec::new();
     for frame in frames {
@@ -207,11 +208,25 @@ pub fn wire(frames: &[Value]) -> String {
                 object.insert("id".to_owned(), json!("[id]"));
             }
         }
-        let is_output =
-            |v: &Value| v.get("format") == Some(&json!("output")) && v.get("content").is_some();
+        let is_piece = |v: &Value| {
+            let text_run = match v.get("type").and_then(Value::as_str) {
+                Some("message" | "code") => true,
+                Some("console") => v.get("format") == Some(&json!("output")),
+                _ => false,
+            };
+            text_run
+                && v.get("content").is_some_and(Value::is_string)
+                && v.get("start").is_none()
+                && v.get("end").is_none()
+        };
+        let same_run = |a: &Value, b: &Value| {
+            ["role", "type", "format", "recipient"]
+                .iter()
+                .all(|key| a.get(key) == b.get(key))
+        };
         if let Some(prev) = joined
             .last_mut()
-            .filter(|p| is_output(p) && is_output(&frame))
+            .filter(|p| is_piece(p) && is_piece(&frame) && same_run(p, &frame))
         {
             let text = format!(
                 "{}{}",
