@@ -271,14 +271,15 @@ impl Actor {
     /// An event of the turn of `generation` (`None`: its stream ended); dropped unless that
     /// turn is the current one.
     fn event(&mut self, generation: u64, event: Option<TurnEvent>) {
-        let interpreter = &self.interpreter;
-        let usage = || interpreter.runtime_mut().usage();
         let Some(running) = self.turns.current_of(generation) else {
             return;
         };
-        let send = |out: Outgoing| running.sink.send(out).is_ok();
-        let delivered = match event {
-            Some(TurnEvent::Chunk(chunk)) => send(Outgoing::plain(chunk)),
+        match event {
+            Some(TurnEvent::Chunk(chunk)) => {
+                if running.sink.send(Outgoing::plain(chunk)).is_err() {
+                    self.consumer_gone(generation);
+                }
+            }
             Some(TurnEvent::Approval(request)) => {
                 if running
                     .go_for
@@ -288,36 +289,64 @@ impl Actor {
                     request.approve();
                     return;
                 }
-                let shown = send(Outgoing::plain(request.confirmation()))
-                    && send(Outgoing::complete(running.answers).with_usage(usage()));
+                let shown = [
+                    Outgoing::plain(request.confirmation()),
+                    Outgoing::complete(running.answers)
+                        .with_usage(self.interpreter.runtime_mut().usage()),
+                ];
+                let sink = running.sink.clone();
                 running.parked = Some(request);
-                if shown {
-                    self.settled();
-                    return;
-                }
-                false
+                self.send_then_settle(&sink, shown, generation);
             }
-            Some(TurnEvent::Error(error)) => {
-                send(Outgoing::failed(&error));
-                send(Outgoing::complete(running.answers).with_usage(usage()));
-                self.turns.finish_current();
-                self.settled();
-                return;
-            }
-            Some(TurnEvent::Complete) => {
-                send(Outgoing::complete(running.answers).with_usage(usage()));
-                self.turns.finish_current();
-                self.settled();
-                return;
-            }
+            Some(TurnEvent::Error(error)) => self.finish(Some(Outgoing::failed(&error))),
+            Some(TurnEvent::Complete) => self.finish(None),
             None => {
                 self.turns.finish_current();
                 self.settled();
-                return;
             }
+        }
+    }
+
+    /// The current turn ended with `failure` (or none): its error chunk and `complete` go out,
+    /// then the next queued input starts (a client that reads `complete` and then asks
+    /// [`running`](crate::AsyncInterpreter::running) is told no turn runs, unless one does).
+    fn finish(&mut self, failure: Option<Outgoing>) {
+        let Some(running) = self.turns.current.as_ref() else {
+            return;
         };
-        if !delivered {
+        let generation = running.generation;
+        // Taken now: starting the next turn starts its own tally.
+        let complete = Outgoing::complete(running.answers).with_usage(self.usage());
+        let sink = running.sink.clone();
+        self.turns.finish_current();
+        let outs: Vec<Outgoing> = failure.into_iter().chain([complete]).collect();
+        self.send_then_settle(&sink, outs, generation);
+    }
+
+    /// Sends `outs` (the end of the turn of `generation`, or its confirmation) to `sink`, then
+    /// starts the next queued input. With nothing queued, the handles learn that no turn runs
+    /// before `outs` go out.
+    fn send_then_settle(
+        &mut self,
+        sink: &Sink,
+        outs: impl IntoIterator<Item = Outgoing>,
+        generation: u64,
+    ) {
+        if self.turns.queue.is_empty() {
+            self.publish();
+        }
+        let delivered = outs.into_iter().all(|out| sink.send(out).is_ok());
+        if !delivered && self.turns.current_of(generation).is_some() {
             // Its consumer is gone: the turn stops.
+            self.turns.stop_current();
+        }
+        self.settled();
+    }
+
+    /// The consumer of the turn of `generation` is gone: the turn stops, if it is still the
+    /// current one.
+    fn consumer_gone(&mut self, generation: u64) {
+        if self.turns.current_of(generation).is_some() {
             self.turns.stop_current();
             self.settled();
         }
