@@ -8,7 +8,7 @@ use serde_json::Value;
 pub enum CodePlan {
     /// Run it.
     Run {
-        /// The language (lower-case, trimmed, possibly repaired).
+        /// The language: in the respond loop, its canonical name (`python`, `shell`).
         language: String,
         /// The code (possibly repaired).
         code: String,
