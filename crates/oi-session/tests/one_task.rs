@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use oi_core::Message;
-use oi_session::{Input, InterruptMode, TurnStart};
+use oi_session::{Input, InterruptMode, Step, TurnStart};
 use serde_json::json;
 use support::{
     Reply, command, has_word, input, is_complete, is_confirmation, is_error, is_marker, marker,
@@ -86,7 +86,8 @@ async fn go_resumes_the_parked_turn_and_its_complete_answers_the_go() {
     assert_eq!(parked.last().unwrap().answers, input(1, 1));
     assert!(!oi.running(), "a parked turn does not run");
     assert!(rig.computer.runs().is_empty());
-    command(oi, Input::Go, input(1, 2));
+    // A `go` sent without `start` (content, then `end`) reaches the parked turn as it is.
+    oi.act(Step::Ended(Input::Go), input(1, 2));
     assert!(oi.running());
     let resumed = until_complete(oi).await;
     assert!(!resumed.iter().any(is_confirmation), "{resumed:?}");
@@ -327,4 +328,80 @@ async fn a_session_made_outside_a_runtime_starts_on_first_use() {
     say(oi, "hi", input(1, 1));
     let turn = until_complete(oi).await;
     assert!(turn.iter().any(|out| has_word(out, "late1")), "{turn:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn queue_a_parked_turn_lets_the_queue_go_on() {
+    let rig = rig(
+        InterruptMode::Queue,
+        [Reply::code("print(4)"), Reply::words("next", 2)],
+    );
+    let oi = &rig.oi;
+    say(oi, "run it", input(1, 1));
+    say(oi, "then this", input(1, 2));
+    let parked = until_complete(oi).await;
+    assert!(parked.iter().any(is_confirmation), "{parked:?}");
+    assert_eq!(parked.last().unwrap().answers, input(1, 1));
+    let queued = until_complete(oi).await;
+    assert!(
+        queued.iter().any(|out| has_word(out, "next1")),
+        "{queued:?}"
+    );
+    assert_eq!(queued.last().unwrap().answers, input(1, 2));
+    assert!(
+        rig.computer.runs().is_empty(),
+        "the parked block was stopped, not run"
+    );
+    quiet(oi).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_separate_go_resumes_the_parked_turn_into_its_own_receiver() {
+    let rig = rig(
+        InterruptMode::Interrupt,
+        [Reply::code("print(5)"), Reply::words("apart", 2)],
+    );
+    let oi = &rig.oi;
+    say(oi, "run it", input(1, 1));
+    until_complete(oi).await;
+    let mut output = oi.run_separately(TurnStart::Go).await;
+    let mut chunks = Vec::new();
+    while let Some(out) = output.recv_out().await {
+        chunks.push(out);
+    }
+    assert!(
+        chunks.iter().any(|out| has_word(out, "apart1")),
+        "{chunks:?}"
+    );
+    assert!(is_complete(chunks.last().unwrap()));
+    assert_eq!(rig.computer.runs()[0].code, "print(5)");
+    quiet(oi).await;
+}
+
+#[test]
+fn running_is_right_the_moment_act_returns() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let rig = rig(InterruptMode::Interrupt, [Reply::words("one", 1000)]);
+        let oi = &rig.oi;
+        // No await between these: the actor has not run yet.
+        say(oi, "first", input(1, 1));
+        assert!(oi.running());
+        oi.act(Step::Opened, input(1, 2));
+        assert!(!oi.running(), "a new input's start stops the turn");
+        oi.act(
+            Step::Ended(Input::Messages(vec![Message::user("second")])),
+            input(1, 2),
+        );
+        assert!(oi.running());
+        oi.act(Step::Ended(Input::Stop), input(1, 3));
+        assert!(!oi.running());
+        let stopped = until_complete(oi).await;
+        assert_eq!(stopped.last().unwrap().answers, input(1, 3));
+        assert!(!oi.running());
+    });
 }
