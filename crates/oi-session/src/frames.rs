@@ -1,8 +1,7 @@
-//! The edge where JSON meets the server: frames clients send are parsed once into typed
-//! values, and outgoing chunks are written once into text. Nothing behind this module reads or
-//! builds JSON.
+//! The edge where JSON meets the session: frames clients send are parsed once into typed
+//! values (outgoing frames are written by oi-server's `sessions/wire.rs`, one typed struct).
+//! Nothing behind this module reads JSON.
 
-use oi_core::Chunk;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -113,45 +112,6 @@ fn shorten(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-/// An outgoing chunk as one line of JSON, with `"id"` added when acknowledgements are on.
-pub fn chunk_text(chunk: &Chunk, id: Option<&str>) -> String {
-    let json = chunk.to_json();
-    let Some(id) = id else {
-        return json;
-    };
-    // `to_json` always writes an object; add the id before its closing brace.
-    let quoted = Value::String(id.to_owned()).to_string();
-    match json.strip_suffix('}') {
-        Some(body) if body.len() > 1 => format!("{body},\"id\":{quoted}}}"),
-        Some(_) => format!("{{\"id\":{quoted}}}"),
-        None => json,
-    }
-}
-
-/// A chunk's text with `"input": NUMBER` added (a `complete` answering that input of the
-/// connection it is sent to).
-pub fn with_input(text: &str, number: u64) -> String {
-    match text.strip_suffix('}') {
-        Some(body) if body.len() > 1 => format!("{body},\"input\":{number}}}"),
-        Some(_) => format!("{{\"input\":{number}}}"),
-        None => text.to_owned(),
-    }
-}
-
-/// A JSON object's text with `"name": VALUE` added (`value` is JSON text).
-pub fn with_field(text: &str, name: &str, value: &str) -> String {
-    match text.strip_suffix('}') {
-        Some(body) if body.trim_end().len() > 1 => format!("{body},\"{name}\":{value}}}"),
-        Some(_) => format!("{{\"{name}\":{value}}}"),
-        None => text.to_owned(),
-    }
-}
-
-/// The reply to an auth frame: `{"auth": true|false}`.
-pub fn auth_text(ok: bool) -> String {
-    format!("{{\"auth\":{ok}}}")
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -185,20 +145,5 @@ mod tests {
             parse_client_frame(r#"{"type": 5}"#),
             Err(FrameError::Invalid(_))
         ));
-    }
-
-    #[test]
-    fn ids_go_inside_the_object() {
-        let chunk = Chunk::complete();
-        let text = chunk_text(&chunk, Some("s-1"));
-        let value: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(
-            value,
-            serde_json::json!({"role":"server","type":"status","content":"complete","id":"s-1"})
-        );
-        assert_eq!(chunk_text(&chunk, None), chunk.to_json());
-        let tagged: Value = serde_json::from_str(&with_input(&text, 3)).unwrap();
-        assert_eq!(tagged["input"], 3);
-        assert_eq!(tagged["id"], "s-1");
     }
 }

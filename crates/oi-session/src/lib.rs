@@ -9,7 +9,6 @@
 pub mod accumulate;
 mod actor;
 pub mod async_interpreter;
-pub mod failure_text;
 pub mod frames;
 pub mod input;
 pub mod interrupt;
@@ -18,7 +17,6 @@ mod turns;
 
 pub use accumulate::{AccumulateError, Accumulator};
 pub use async_interpreter::{AsyncInterpreter, InputError, InputLimits};
-pub use failure_text::with_failure;
 pub use frames::{ClientFrame, FrameError, UserChunk};
 pub use input::{Input, InputBuilder, Step};
 pub use interrupt::InterruptMode;

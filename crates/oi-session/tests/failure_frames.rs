@@ -1,5 +1,6 @@
-//! The WebSocket text of a failed turn's error chunk says why it failed: a rate-limited turn's
-//! error chunk, as the session gives it out, written with its `kind` and `status`.
+//! A failed turn's error chunk says why it failed: a rate-limited turn's error chunk, as the
+//! session gives it out, carries its `Failure` (kind and upstream status), which each edge
+//! writes its own way (oi-server's sessions/wire.rs, the OpenAI endpoint, Python).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,8 +10,7 @@ use oi_core::{
     Failure, FailureKind, Interpreter, Judge, Kind, Message, ModelError, Role, Rules, Settings,
     Verdict,
 };
-use oi_session::frames::chunk_text;
-use oi_session::{AsyncInterpreter, InterruptMode, TurnStart, with_failure};
+use oi_session::{AsyncInterpreter, InterruptMode, TurnStart};
 use oi_testkit::{ModelReply, RecordingComputer, ScriptedModel};
 
 /// No code runs in these tests; anything would be asked about.
@@ -66,27 +66,5 @@ async fn a_rate_limited_turns_error_chunk_says_rate_limit_and_429() {
             message: limited.to_string(),
         }
     );
-    let message = serde_json::Value::from(limited.to_string()).to_string();
-    assert_eq!(
-        with_failure(&chunk_text(&error.chunk, None), &failure),
-        format!(
-            r#"{{"role":"server","type":"error","content":{message},"kind":"rate_limit","status":429}}"#
-        )
-    );
-    assert_eq!(
-        with_failure(&chunk_text(&error.chunk, Some("c1-7")), &failure),
-        format!(
-            r#"{{"role":"server","type":"error","content":{message},"id":"c1-7","kind":"rate_limit","status":429}}"#
-        )
-    );
-}
-
-#[test]
-fn a_failure_without_status_adds_only_the_kind() {
-    let failure = Failure::new(FailureKind::Budget, "over budget");
-    let chunk = oi_core::Chunk::server_error("over budget");
-    assert_eq!(
-        with_failure(&chunk_text(&chunk, None), &failure),
-        r#"{"role":"server","type":"error","content":"over budget","kind":"budget"}"#
-    );
+    assert_eq!(error.chunk, oi_core::Chunk::server_error(limited.to_string()));
 }

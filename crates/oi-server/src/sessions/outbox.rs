@@ -514,4 +514,22 @@ mod tests {
         assert_eq!(seqs(&frames), vec![1, 2, 3]);
         assert_eq!(frames[0], a);
     }
+
+    #[test]
+    fn a_failed_turns_error_chunk_says_its_kind_and_status_after_its_id() {
+        let outbox = Outbox::new(true, Duration::from_millis(10), "s");
+        let error = oi_core::TurnError::Model(oi_core::ModelError::RateLimited {
+            status: 429,
+            body: "quota".into(),
+        });
+        let frame = outbox.prepare_out(&Outgoing::failed(&error));
+        let content = serde_json::Value::from(error.to_string()).to_string();
+        assert_eq!(
+            frame.text.as_str(),
+            format!(
+                r#"{{"role":"server","type":"error","content":{content},"id":"{}","kind":"rate_limit","status":429}}"#,
+                id(&frame)
+            )
+        );
+    }
 }
