@@ -2,44 +2,99 @@
 //! network clients (an unknown key is refused), with the nearest known name as a hint.
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
+use serde::Serialize;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::Settings;
 
-/// Keys a patch accepts besides the settings' own (the original's spellings and `oi`'s
-/// top-level shortcuts).
-const EXTRA_KEYS: &[&str] = &[
-    // Runtime state shown among the settings (crate::runtime), as the original has it.
-    "conversation_filename",
-    "sandbox",
-    "limits",
-    "pass_env",
-    "computer.import_computer_api",
-    "computer.offline",
-    "computer.verbose",
-    "computer.pass_env",
+/// Runtime state shown among the settings (`crate::runtime::CONVERSATION_FILENAME`, not
+/// imported: the runtime module builds on this one).
+pub(crate) const CONVERSATION_FILENAME: &str = "conversation_filename";
+
+/// The sections of the settings (whose keys are checked one level down): a dotted name
+/// addresses a field inside one (`llm.model`).
+pub const SECTIONS: &[&str] = &["llm", "computer"];
+
+/// The shortcut names a patch accepts besides [`Settings::names`], each with the setting it
+/// reads (writing one follows the patch's rule: `pass_env` adds names, the others replace).
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("sandbox", "computer.sandbox"),
+    ("limits", "computer.limits"),
+    ("pass_env", "computer.sandbox.pass_env"),
+    ("computer.pass_env", "computer.sandbox.pass_env"),
+    ("computer.import_computer_api", "import_computer_api"),
+    ("computer.offline", "offline"),
+    ("computer.verbose", "verbose"),
 ];
 
-/// Sections whose keys are checked one level down.
-const SECTIONS: &[&str] = &["llm", "computer"];
+/// Collects an object's keys in the order they are written (serde_json's own map is sorted).
+struct KeysInOrder;
 
-/// Every key a settings patch understands, dotted for sections (`llm.model`).
-pub fn known_keys() -> BTreeSet<String> {
-    let mut keys: BTreeSet<String> = EXTRA_KEYS.iter().map(|k| (*k).to_owned()).collect();
-    if let Ok(Value::Object(settings)) = serde_json::to_value(Settings::default()) {
-        for (key, value) in &settings {
-            match value {
-                Value::Object(section) if SECTIONS.contains(&key.as_str()) => {
-                    keys.insert(key.clone());
-                    keys.extend(section.keys().map(|sub| format!("{key}.{sub}")));
-                }
-                _ => {
-                    keys.insert(key.clone());
-                }
-            }
-        }
+impl<'de> Visitor<'de> for KeysInOrder {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
     }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<IgnoredAny>()?;
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+}
+
+/// The serialised field names of `value`, in declaration order.
+fn field_names<T: Serialize>(value: &T) -> Vec<String> {
+    let Ok(text) = serde_json::to_string(value) else {
+        return Vec::new();
+    };
+    let mut reader = serde_json::Deserializer::from_str(&text);
+    serde::Deserializer::deserialize_map(&mut reader, KeysInOrder).unwrap_or_default()
+}
+
+impl Settings {
+    /// Every setting's dotted name, once, in the order the settings list them
+    /// (`auto_run`, …, `llm.model`, …, `computer.sandbox`, `computer.limits`), with
+    /// `conversation_filename` (runtime state shown among them). [`SHORTCUTS`] and
+    /// [`SECTIONS`] are addressable too.
+    pub fn names() -> &'static [String] {
+        static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+        NAMES.get_or_init(|| {
+            let defaults = Settings::default();
+            let mut names = Vec::new();
+            for key in field_names(&defaults) {
+                let fields = match key.as_str() {
+                    "llm" => field_names(&defaults.llm),
+                    "computer" => field_names(&defaults.computer),
+                    _ => {
+                        let then_filename = key == "conversation_history_path";
+                        names.push(key);
+                        if then_filename {
+                            names.push(CONVERSATION_FILENAME.to_owned());
+                        }
+                        continue;
+                    }
+                };
+                names.extend(fields.into_iter().map(|field| format!("{key}.{field}")));
+            }
+            names
+        })
+    }
+}
+
+/// Every key a settings patch understands, dotted for sections (`llm.model`): the settings'
+/// names ([`Settings::names`]), their sections and the patch's shortcuts.
+pub fn known_keys() -> BTreeSet<String> {
+    let mut keys: BTreeSet<String> = Settings::names().iter().cloned().collect();
+    keys.extend(SECTIONS.iter().map(|k| (*k).to_owned()));
+    keys.extend(SHORTCUTS.iter().map(|(k, _)| (*k).to_owned()));
     keys
 }
 
@@ -93,7 +148,7 @@ pub fn check_keys(patch: &Value) -> Vec<KeyError> {
 }
 
 /// The known key closest to `key` by edit distance, when it is close enough to be a typo.
-fn nearest(key: &str, known: &BTreeSet<String>) -> Option<String> {
+pub(crate) fn nearest(key: &str, known: &BTreeSet<String>) -> Option<String> {
     known
         .iter()
         .map(|candidate| (edit_distance(key, candidate), candidate))

@@ -7,12 +7,14 @@ use serde::{Deserialize, Serialize};
 use crate::policy::{ApprovalPolicy, Rules};
 use crate::prompts;
 
+mod address;
 pub mod computer;
 mod keys;
 mod patch;
 
+pub use address::{SettingError, by_name};
 pub use computer::{ComputerSettings, ResourceLimits, SandboxMode, SandboxPolicy};
-pub use keys::{KeyError, check_keys, known_keys};
+pub use keys::{KeyError, SECTIONS, SHORTCUTS, check_keys, known_keys};
 pub use patch::{ComputerPatch, LimitsPatch, LlmPatch, SandboxPatch, SandboxSpec, SettingsPatch};
 
 /// Who receives code output in text mode (spec b.6).
