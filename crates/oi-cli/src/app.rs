@@ -84,8 +84,9 @@ pub async fn interpreter(
     for failure in clients.failures() {
         eprintln!("oi: {failure}");
     }
-    let link = oi_core::computer_api::ApiLink::new();
-    let computer = Arc::new(assembly.computer(&settings, &link));
-    let computer = oi_mcp::offer::offer(computer, &clients);
-    (assembly.interpreter_on(settings, computer, &link), clients)
+    let offered = Arc::clone(&clients);
+    let assembly = assembly.with_offer(Arc::new(move |computer| {
+        oi_mcp::offer::offer(computer, &offered)
+    }));
+    (assembly.interpreter(settings), clients)
 }

@@ -1,12 +1,41 @@
-//! One way to build an interpreter from settings: the model provider the model name selects,
-//! and the local computer with the sandbox, limits and secrets the settings ask for. `oi`,
-//! `oi-server` (one per session) and the Python API all build theirs here.
+//! One door to build an interpreter from settings: the model provider the model name selects,
+//! the local computer with the sandbox, limits and secrets the settings ask for, the computer
+//! API's link bound to the interpreter, what a program offers beside the computer (MCP
+//! servers' tools), the approval judge, and for a server the model key bound to its endpoint.
+//! `oi`, `oi-server` (one per session), `oi --mcp` (the judge and the computers' parts) and the
+//! Python API (lazily, [`crate::lazy`]) all build theirs here.
 
 use std::sync::Arc;
 
 use oi_computer::{LocalComputer, SandboxSupport, Secrets};
 use oi_core::computer_api::ApiLink;
-use oi_core::{Interpreter, LanguageModel, Settings};
+use oi_core::policy::Judge;
+use oi_core::{Computer, Interpreter, LanguageModel, Settings};
+
+/// What a program adds to every computer it builds, e.g. MCP servers' tools beside `execute`
+/// (`oi_mcp::offer::offer` with the connected servers): the computer in, the computer with the
+/// offer out.
+pub type Offer = Arc<dyn Fn(Arc<dyn Computer>) -> Arc<dyn Computer> + Send + Sync>;
+
+/// The approval judge every interpreter built here has (and oi's MCP server uses): oi-judge's
+/// hard-deny list, `deny`/`allow` rules and the policy.
+pub fn judge() -> Arc<dyn Judge> {
+    oi_judge::judge()
+}
+
+/// An interpreter with `settings`, `model` and `computer`, the judge installed and `link`
+/// (the one `computer`'s Python sessions reach the computer API through) bound to it, so the
+/// computer API's calls are served by this interpreter (its model, its settings, its spend).
+pub(crate) fn wire(
+    settings: Settings,
+    model: Arc<dyn LanguageModel>,
+    computer: Arc<dyn Computer>,
+    link: &ApiLink,
+) -> Interpreter {
+    let interpreter = Interpreter::new(settings, model, computer, judge());
+    link.bind(&interpreter);
+    interpreter
+}
 
 /// What every computer a program builds shares: the kernel's sandbox support (probed once,
 /// only when a sandbox is asked for) and the secrets no code may see.
@@ -61,11 +90,13 @@ impl ComputerParts {
 }
 
 /// What every interpreter a program builds shares: one model provider (so one HTTP
-/// connection pool; it picks the wire from each request's settings) and the computers' parts.
+/// connection pool; it picks the wire from each request's settings), the computers' parts and
+/// the program's [`Offer`], if any.
 #[derive(Clone)]
 pub struct Assembly {
     model: Arc<dyn LanguageModel>,
     parts: ComputerParts,
+    offer: Option<Offer>,
 }
 
 impl std::fmt::Debug for Assembly {
@@ -85,7 +116,23 @@ impl Assembly {
         Assembly {
             model,
             parts: ComputerParts::new(settings, server_key),
+            offer: None,
         }
+    }
+
+    /// A server's shared parts: first the model's key in `settings` is bound to the endpoint
+    /// these settings send requests to (`oi_llm::key_binding`: a client that points the model
+    /// elsewhere over the network gets no key), then [`Assembly::new`] with the server's own
+    /// key `server_key`, withheld from code like the model's.
+    pub fn for_server(settings: &mut Settings, server_key: Option<&str>) -> Assembly {
+        oi_llm::key_binding::bind_key(&mut settings.llm, &oi_llm::Env::from_process());
+        Assembly::new(settings, server_key)
+    }
+
+    /// Every computer built from now on also gets `offer` (e.g. MCP servers' tools).
+    pub fn with_offer(mut self, offer: Offer) -> Assembly {
+        self.offer = Some(offer);
+        self
     }
 
     /// What to tell the user once at start: what the sandbox enforces here, and a warning
@@ -118,36 +165,21 @@ impl Assembly {
         &self.parts
     }
 
-    /// The computer for `settings` (see [`ComputerParts::computer`]), whose Python sessions
-    /// reach the computer API's calls that need oi (`computer.ai.*`, saving a skill) through
-    /// `link`, once [`Assembly::interpreter_on`] binds it to the interpreter.
-    pub fn computer(&self, settings: &Settings, link: &ApiLink) -> LocalComputer {
-        self.parts
-            .computer(settings)
-            .with_api(Arc::new(link.clone()))
-    }
-
-    /// An interpreter with `settings`, the shared model provider and `computer` (one built by
-    /// [`Assembly::computer`] with `link`, possibly wrapped, e.g. to add MCP servers' tools);
-    /// `link` is bound to it, so the computer API's calls are served by this interpreter
-    /// (its model, its settings, its spend and budget).
-    pub fn interpreter_on(
-        &self,
-        settings: Settings,
-        computer: Arc<dyn oi_core::Computer>,
-        link: &ApiLink,
-    ) -> Interpreter {
-        let interpreter =
-            Interpreter::new(settings, self.model.clone(), computer, oi_judge::judge());
-        link.bind(&interpreter);
-        interpreter
-    }
-
-    /// An interpreter with `settings`, the shared model provider and a new computer.
+    /// An interpreter with `settings`, the shared model provider, the judge, and a new
+    /// computer (see [`ComputerParts::computer`]) with the program's offer, whose Python
+    /// sessions reach the computer API's calls that need oi (`computer.ai.*`, saving a skill)
+    /// through a link bound to this interpreter.
     pub fn interpreter(&self, settings: Settings) -> Interpreter {
         let link = ApiLink::new();
-        let computer = self.computer(&settings, &link);
-        self.interpreter_on(settings, Arc::new(computer), &link)
+        let local = self
+            .parts
+            .computer(&settings)
+            .with_api(Arc::new(link.clone()));
+        let mut computer: Arc<dyn Computer> = Arc::new(local);
+        if let Some(offer) = &self.offer {
+            computer = offer(computer);
+        }
+        wire(settings, self.model.clone(), computer, &link)
     }
 }
 

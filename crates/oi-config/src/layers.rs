@@ -5,9 +5,13 @@
 use oi_core::settings::SettingsPatch;
 use oi_core::{RuntimeState, Settings};
 
+#[cfg(feature = "cli")]
 use crate::environment::{env_notes, env_patch};
+#[cfg(feature = "cli")]
 use crate::flags::SettingsArgs;
-use crate::profiles::{self, Profile, ProfileError};
+use crate::profiles::Profile;
+#[cfg(feature = "cli")]
+use crate::profiles::{self, ProfileError};
 
 /// The layers that make a program's settings.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -24,14 +28,17 @@ pub struct Layers {
 }
 
 impl Layers {
-    /// The layers of a program started with `args`: the profile they select (looked up as
-    /// [`profiles::load`] does), this process's environment, and the flags.
+    /// The layers of a program started with `args` (the `cli` feature): the profile they
+    /// select (looked up as [`profiles::load`] does), this process's environment, and the
+    /// flags.
+    #[cfg(feature = "cli")]
     pub fn from_args(args: &SettingsArgs) -> Result<Layers, ProfileError> {
         Self::from_args_with(args, None)
     }
 
     /// [`from_args`](Self::from_args) with `fetched` as the profile when given (a profile
     /// from a URL, fetched and accepted by the user: see [`profiles::remote`]).
+    #[cfg(feature = "cli")]
     pub fn from_args_with(
         args: &SettingsArgs,
         fetched: Option<Profile>,
@@ -93,7 +100,7 @@ impl Layers {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "cli"))]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 

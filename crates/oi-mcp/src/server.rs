@@ -70,7 +70,7 @@ impl OiMcp {
             .collect();
         OiMcp {
             sessions: Arc::new(Sessions::new(settings, parts, slots)),
-            judge: oi_judge::judge(),
+            judge: oi_config::judge(),
             languages: Arc::new(languages),
         }
     }

@@ -4,45 +4,44 @@
 //! lists, which replace a built-in language of the same name; and the tools of the MCP
 //! servers `interpreter.computer.mcp_servers` names, offered beside `execute` (oi_mcp::offer).
 
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use oi_core::computer_api::ApiLink;
+use oi_config::lazy::LazyComputer;
 use oi_core::{Computer, LanguageSpec, Output, OutputStream, Settings};
 
 use crate::custom_language::CustomLanguage;
 
-/// The local computer for `settings`, built as `oi` builds its own: limits and sandbox as
-/// set (off by default, as the original's Python API), the model's keys withheld from the
-/// code by name and by value, oi's conversations directory kept out of its reach.
-fn computer(settings: &Settings, link: &ApiLink) -> oi_computer::LocalComputer {
-    oi_config::ComputerParts::new(settings, None)
-        .computer(settings)
-        .with_api(Arc::new(link.clone()))
-}
-
-/// A lazily built local computer with a language allowlist.
-#[derive(Default)]
+/// A lazily built local computer with a language allowlist. The local computer is built as
+/// `oi` builds its own (oi-config's [`LazyComputer`]): limits and sandbox as set (off by
+/// default, as the original's Python API), the model's keys withheld from the code by name and
+/// by value, oi's conversations directory kept out of its reach.
 pub struct LiveComputer {
-    inner: OnceLock<Arc<oi_computer::LocalComputer>>,
+    inner: LazyComputer,
     /// Canonical names of the languages offered; `None` offers all of them.
     allowed: RwLock<Option<Vec<String>>>,
     /// Custom languages, offered before (and instead of) built-ins of the same name.
     custom: RwLock<Vec<CustomLanguage>>,
     /// The connected MCP servers, if any.
     mcp: RwLock<Option<Arc<oi_mcp::client::McpClients>>>,
-    /// How the code's Python session reaches this interpreter's computer API
-    /// (`import_computer_api`), bound by `wiring.rs`.
-    pub link: ApiLink,
 }
 
 impl LiveComputer {
+    /// Offers every language of `inner` (oi-config's lazy computer, wired into the
+    /// interpreter by `wiring.rs`), no custom language, no MCP server.
+    pub fn new(inner: LazyComputer) -> LiveComputer {
+        LiveComputer {
+            inner,
+            allowed: RwLock::new(None),
+            custom: RwLock::new(Vec::new()),
+            mcp: RwLock::new(None),
+        }
+    }
+
     /// Builds the local computer now, for `settings`, unless it was built already.
     pub fn prepare(&self, settings: &Settings) -> Arc<oi_computer::LocalComputer> {
-        self.inner
-            .get_or_init(|| Arc::new(computer(settings, &self.link)))
-            .clone()
+        self.inner.prepare(settings)
     }
 
     fn local(&self) -> Arc<oi_computer::LocalComputer> {
@@ -51,7 +50,7 @@ impl LiveComputer {
 
     /// Whether the sessions were started (the computer was built).
     fn built(&self) -> Option<&Arc<oi_computer::LocalComputer>> {
-        self.inner.get()
+        self.inner.built()
     }
 
     /// Every language oi can run, whatever the allowlist says.

@@ -27,8 +27,6 @@ pub async fn run_with_mcp(
     mcp_servers: &BTreeMap<String, oi_mcp::client::ServerSpec>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    // The model's key goes only where these settings send requests (oi_llm::key_binding):
-    // a client that points the model elsewhere over the network gets no key.
     let mut settings = settings;
     let mut config = config;
     // Without a store, sessions are kept in files and reopened at the next start
@@ -36,9 +34,10 @@ pub async fn run_with_mcp(
     if config.store.is_none() && config.sessions_dir.is_none() && settings.conversation_history {
         config.sessions_dir = oi_core::settings::config_dir().map(|dir| dir.join("sessions"));
     }
-    oi_llm::key_binding::bind_key(&mut settings.llm, &oi_llm::Env::from_process());
-    // One provider, one sandbox probe and one set of secrets for every session.
-    let assembly = oi_config::Assembly::new(&settings, config.api_key.as_deref());
+    // One provider, one sandbox probe and one set of secrets for every session; the model's
+    // key bound to where these settings send requests (a client that points the model
+    // elsewhere over the network gets no key).
+    let assembly = oi_config::Assembly::for_server(&mut settings, config.api_key.as_deref());
     for note in assembly.notes(&settings) {
         eprintln!("{note}");
     }
@@ -47,13 +46,10 @@ pub async fn run_with_mcp(
     for failure in clients.failures() {
         eprintln!("oi-server: {failure}");
     }
-    let factory: InterpreterFactory = Arc::new(move || {
-        let settings = settings.clone();
-        let link = oi_core::computer_api::ApiLink::new();
-        let computer = Arc::new(assembly.computer(&settings, &link));
-        let computer = oi_mcp::offer::offer(computer, &clients);
-        assembly.interpreter_on(settings, computer, &link)
-    });
+    let assembly = assembly.with_offer(Arc::new(move |computer| {
+        oi_mcp::offer::offer(computer, &clients)
+    }));
+    let factory: InterpreterFactory = Arc::new(move || assembly.interpreter(settings.clone()));
     let (host, port) = (config.host.clone(), config.port);
     let listener = tokio::net::TcpListener::bind((host.as_str(), port))
         .await
