@@ -1,11 +1,11 @@
-//! Text-mode code detection (`oi_core::fence::FenceParser` and oi-llm's `TextDecoder` on top
+//! Text-mode code detection (`oi_llm::fence::FenceParser` and oi-llm's `TextDecoder` on top
 //! of it): never panics, and however the reply is cut into pieces the result is the same as
 //! for the whole reply.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use oi_core::ModelDelta;
-use oi_core::fence::FenceParser;
+use oi_llm::fence::FenceParser;
 use oi_fuzz::{normalise, split_cuts, str_pieces};
 use oi_llm::text_mode::TextDecoder;
 

@@ -140,20 +140,7 @@ pub struct KnownCircle {
 }
 
 /// The circles still to break.
-pub const KNOWN_CIRCLES: &[KnownCircle] = &[
-    KnownCircle {
-        krate: "oi-core",
-        files: false,
-        modules: &["computer_api", "interpreter"],
-        issue: 41,
-    },
-    KnownCircle {
-        krate: "oi-core",
-        files: true,
-        modules: &["computer_api", "interpreter"],
-        issue: 41,
-    },
-];
+pub const KNOWN_CIRCLES: &[KnownCircle] = &[];
 
 impl KnownCircle {
     fn describe(&self) -> String {

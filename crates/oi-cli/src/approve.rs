@@ -26,12 +26,14 @@ pub enum Answer {
     Stop,
 }
 
-/// File extension for a language, for scanning and editing.
+/// File extension for a language (a name or an alias, resolved through oi-core's table of
+/// names to its canonical name), for scanning and editing.
 fn extension(language: &str) -> &'static str {
-    match language {
-        "python" | "py" => "py",
-        "shell" | "bash" | "sh" | "zsh" => "sh",
-        "javascript" | "js" | "node" => "js",
+    let canonical = oi_core::languages::canonical(language).unwrap_or_default();
+    match canonical.as_str() {
+        "python" => "py",
+        "shell" => "sh",
+        "javascript" => "js",
         "ruby" => "rb",
         "r" => "r",
         "powershell" => "ps1",
@@ -172,6 +174,27 @@ pub fn ask(
                 let _ = writeln!(out, "{}", crate::doc::wrapped(&note, "  "));
                 let _ = out.flush();
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extension;
+
+    #[test]
+    fn names_and_aliases_get_their_languages_extension() {
+        for (language, ext) in [
+            ("python", "py"),
+            ("py", "py"),
+            ("bash", "sh"),
+            ("shell", "sh"),
+            ("node", "js"),
+            ("react", "html"),
+            ("powershell", "ps1"),
+            ("brainfuck", "txt"),
+        ] {
+            assert_eq!(extension(language), ext, "{language}");
         }
     }
 }

@@ -155,15 +155,24 @@ fn warm_up(syntaxes: &SyntaxSet) {
     }
 }
 
-/// The grammar's name for the languages oi runs and the names models write.
-fn token(language: &str) -> &str {
-    match language {
-        "shell" | "sh" | "zsh" | "bash" => "bash",
-        "javascript" | "node" | "react" => "js",
-        "python3" => "py",
+/// The grammar's name for the languages oi runs and the names models write: a name or an
+/// alias resolves through oi-core's table of names to its canonical name (a name with a
+/// version, such as `python3`, to its language's); other names are the grammar's own.
+fn token(language: &str) -> std::borrow::Cow<'_, str> {
+    let canonical = oi_core::languages::canonical(language).or_else(|| {
+        oi_core::languages::canonical(language.trim_end_matches(|c: char| c.is_ascii_digit()))
+    });
+    let Some(canonical) = canonical else {
+        return language.into();
+    };
+    match canonical.as_str() {
+        "shell" => "bash",
+        "javascript" | "react" => "js",
+        "python" => "py",
         "powershell" => "ps1",
-        other => other,
+        _ => return canonical.into(),
     }
+    .into()
 }
 
 /// Colours the lines of one code block, in order.
@@ -207,7 +216,7 @@ impl CodeColours {
             return fallback();
         };
         if self.state.is_none() {
-            let Some(syntax) = loaded.syntaxes.find_syntax_by_token(token(&self.language)) else {
+            let Some(syntax) = loaded.syntaxes.find_syntax_by_token(&token(&self.language)) else {
                 self.plain = true;
                 self.seen.clear();
                 return fallback();
@@ -259,6 +268,25 @@ impl CodeColours {
 mod tests {
     use super::*;
     use crate::style::text_of;
+
+    #[test]
+    fn names_and_aliases_pick_their_languages_grammar() {
+        for (language, grammar) in [
+            ("sh", "bash"),
+            ("zsh", "bash"),
+            ("shell", "bash"),
+            ("python", "py"),
+            ("py", "py"),
+            ("python3", "py"),
+            ("node", "js"),
+            ("react", "js"),
+            ("powershell", "ps1"),
+            ("ruby", "ruby"),
+            ("rust", "rust"),
+        ] {
+            assert_eq!(token(language), grammar, "{language}");
+        }
+    }
 
     #[test]
     fn python_gets_keyword_string_and_comment_colours() {

@@ -4,6 +4,7 @@
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
+use crate::languages::{LanguageNames, names_match};
 use crate::lmc::{Chunk, Content, Kind, Recipient, Role};
 use crate::settings::computer::ComputerSettings;
 
@@ -19,15 +20,22 @@ pub struct LanguageSpec {
 impl LanguageSpec {
     /// Whether `name` (any case) names this language.
     pub fn matches(&self, name: &str) -> bool {
-        let name = name.trim();
-        self.name.eq_ignore_ascii_case(name)
-            || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+        names_match(&self.name, &self.aliases, name)
     }
 
     /// The canonical name as the loop, the judge and the computer use it: the name
     /// lower-cased (`python`, `shell`), as in the tool enum.
     pub fn canonical(&self) -> String {
         self.name.to_lowercase()
+    }
+}
+
+impl From<&LanguageNames> for LanguageSpec {
+    fn from(names: &LanguageNames) -> Self {
+        LanguageSpec {
+            name: names.name.to_owned(),
+            aliases: names.aliases.iter().map(|a| (*a).to_owned()).collect(),
+        }
     }
 }
 

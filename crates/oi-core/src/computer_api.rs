@@ -11,6 +11,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 
+use crate::interpreter::Interpreter;
 use crate::lmc::{Kind, Message, Role};
 use crate::model::{ModelDelta, ModelRequest};
 use crate::state::Shared;
@@ -79,8 +80,17 @@ impl ApiLink {
     }
 
     /// Binds the link to `interpreter` (once; later binds are ignored).
-    pub fn bind(&self, interpreter: &crate::Interpreter) {
-        let _ = self.target.set(interpreter.shared_weak());
+    pub fn bind(&self, interpreter: &Interpreter) {
+        let _ = self.target.set(Arc::downgrade(interpreter.shared()));
+    }
+}
+
+impl Interpreter {
+    /// Serves one computer API call (`computer.ai.*`, `computer.skills.save`) for this
+    /// interpreter, as the code's session asks through its door: the Python library calls it
+    /// directly.
+    pub async fn computer_api(&self, request: ApiRequest) -> Result<String, String> {
+        serve(self.shared(), request).await
     }
 }
 

@@ -138,19 +138,9 @@ impl Interpreter {
         &self.shared.model
     }
 
-    /// A weak handle to the shared state (for [`crate::computer_api::ApiLink`]).
-    pub(crate) fn shared_weak(&self) -> std::sync::Weak<Shared> {
-        Arc::downgrade(&self.shared)
-    }
-
-    /// Serves one computer API call (`computer.ai.*`, `computer.skills.save`) for this
-    /// interpreter, as the code's session asks through its door: the Python library calls it
-    /// directly.
-    pub async fn computer_api(
-        &self,
-        request: crate::computer_api::ApiRequest,
-    ) -> Result<String, String> {
-        crate::computer_api::serve(&self.shared, request).await
+    /// The shared state (the computer API serves its calls on it).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// What this interpreter's model requests have cost so far, in USD, as the providers

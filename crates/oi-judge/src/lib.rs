@@ -35,6 +35,7 @@ mod word;
 use std::path::Path;
 use std::sync::Arc;
 
+use oi_core::languages::{self, LanguageKind};
 use oi_core::{ApprovalPolicy, Judge, Rules, Verdict};
 
 use env::Env;
@@ -42,9 +43,6 @@ use output::Output;
 use places::Places;
 use scan::{Readers, Reading, Scan};
 use word::Field;
-
-/// The languages whose blocks allow rules may approve.
-const SHELL_LANGUAGES: &[&str] = &["shell", "bash", "sh", "zsh"];
 
 /// oi's judge: the hard-deny list, deny rules, the policy and allow rules, in that order.
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,8 +62,9 @@ impl Judge for RulesJudge {
 /// The verdict on `code` in `language` under `rules`. A block oi cannot read within its
 /// budget (time, memory, nesting) is "cannot tell": asked about, or blocked under `auto_run`.
 pub fn verdict(rules: &Rules, language: &str, code: &str) -> Verdict {
-    let language = language.trim().to_lowercase();
-    let reading = read(&language, code, rules.home.as_deref(), rules.cwd.as_deref());
+    // The language's names are oi-core's table: `sh`, `zsh` … read as the shell, `py` as Python.
+    let kind = languages::kind(language);
+    let reading = read(kind, code, rules.home.as_deref(), rules.cwd.as_deref());
     if rules.hard_deny {
         if let Some(reason) = reading.danger {
             return Verdict::Block(format!(
@@ -99,7 +98,8 @@ pub fn verdict(rules: &Rules, language: &str, code: &str) -> Verdict {
             _ => Verdict::Ask,
         };
     }
-    if SHELL_LANGUAGES.contains(&language.as_str()) && allow::allowed(code, &rules.allow) {
+    // Allow rules approve shell blocks only.
+    if kind == LanguageKind::Shell && allow::allowed(code, &rules.allow) {
         return Verdict::Run;
     }
     match rules.policy {
@@ -110,14 +110,14 @@ pub fn verdict(rules: &Rules, language: &str, code: &str) -> Verdict {
 
 /// Reads `code` statically: shell and Python are parsed; other languages' string literals are
 /// read as shell commands.
-fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> Reading {
+fn read(kind: LanguageKind, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> Reading {
     let places = Places::new(home, cwd);
-    let first = read_once(language, code, &places, Vec::new());
+    let first = read_once(kind, code, &places, Vec::new());
     if first.links.is_empty() || first.danger.is_some() {
         return first;
     }
     // The block makes links: read it again with them known from the start.
-    let second = read_once(language, code, &places, first.links);
+    let second = read_once(kind, code, &places, first.links);
     Reading {
         danger: second.danger,
         commands: first.commands,
@@ -127,17 +127,19 @@ fn read(language: &str, code: &str, home: Option<&Path>, cwd: Option<&Path>) -> 
 }
 
 /// One reading of `code`, knowing the links `links` the block makes.
-fn read_once(language: &str, code: &str, places: &Places, links: Vec<links::Link>) -> Reading {
+fn read_once(kind: LanguageKind, code: &str, places: &Places, links: Vec<links::Link>) -> Reading {
     let mut scan = Scan::new(places, &Languages).with_links(links);
-    if SHELL_LANGUAGES.contains(&language) {
-        let env = Env::new(places);
-        scan.shell(code, env);
-    } else if matches!(language, "python" | "py") {
-        scan.python(code, &[places.cwd()]);
-        // The session also runs IPython's `!cmd` and `%magic` lines: read them too.
-        ipython::read(&mut scan, code);
-    } else {
-        scan.foreign(code);
+    match kind {
+        LanguageKind::Shell => {
+            let env = Env::new(places);
+            scan.shell(code, env);
+        }
+        LanguageKind::Python => {
+            scan.python(code, &[places.cwd()]);
+            // The session also runs IPython's `!cmd` and `%magic` lines: read them too.
+            ipython::read(&mut scan, code);
+        }
+        LanguageKind::Other => scan.foreign(code),
     }
     scan.finish()
 }
@@ -170,7 +172,7 @@ pub fn hard_denied(
     home: Option<&Path>,
     cwd: Option<&Path>,
 ) -> Option<String> {
-    read(&language.trim().to_lowercase(), code, home, cwd).danger
+    read(languages::kind(language), code, home, cwd).danger
 }
 
 #[cfg(test)]

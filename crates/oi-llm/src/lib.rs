@@ -16,6 +16,7 @@ pub mod context_note;
 pub mod convert;
 pub mod endpoint;
 pub mod env;
+pub mod fence;
 mod http_client;
 pub mod image_shrink;
 pub mod images;

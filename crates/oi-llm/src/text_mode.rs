@@ -10,7 +10,7 @@
 //! than a few kilobytes is re-read on the schedule of [`Reparse`] (linear time, not quadratic).
 
 use oi_core::ModelDelta;
-use oi_core::fence::FenceParser;
+use crate::fence::FenceParser;
 use oi_core::tools::OfferedTool;
 use serde_json::Value;
 

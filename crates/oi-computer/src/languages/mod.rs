@@ -1,4 +1,5 @@
-//! The table of languages: names, aliases, and how each one runs.
+//! The table of languages: how each one runs (their names and aliases are oi-core's table,
+//! `oi_core::languages`, which [`Language::names`] maps each one to).
 //!
 //! Its children are the languages' hosts: one module each, the host shell of one-shot
 //! programs, starting the session of a language (`engine`), and HTML/React shown with a
@@ -21,17 +22,18 @@ pub(crate) mod shell_host;
 pub(crate) mod start_error;
 
 use oi_core::computer::LanguageSpec;
+use oi_core::languages::{self as names, LanguageNames};
 
 /// A language of the original's list, in tool-enum order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {
     /// Ruby, a persistent session (a small `ruby` driver).
     Ruby,
-    /// Python, a persistent session (`py`).
+    /// Python, a persistent session.
     Python,
-    /// A persistent shell (`bash`, `sh`, `zsh`).
+    /// A persistent shell.
     Shell,
-    /// A persistent `node` session (`js`, `node`).
+    /// A persistent `node` session.
     JavaScript,
     /// HTML shown to the user, with a screenshot for the model.
     Html,
@@ -62,47 +64,41 @@ pub const ALL: [Language; 10] = [
 ];
 
 impl Language {
+    /// The language's names and how its code is read: oi-core's table of names
+    /// ([`oi_core::languages`]), where every name and alias is stated once.
+    pub fn names(self) -> &'static LanguageNames {
+        match self {
+            Language::Ruby => &names::RUBY,
+            Language::Python => &names::PYTHON,
+            Language::Shell => &names::SHELL,
+            Language::JavaScript => &names::JAVASCRIPT,
+            Language::Html => &names::HTML,
+            Language::AppleScript => &names::APPLESCRIPT,
+            Language::R => &names::R,
+            Language::PowerShell => &names::POWERSHELL,
+            Language::React => &names::REACT,
+            Language::Java => &names::JAVA,
+        }
+    }
+
     /// The canonical name, e.g. `Python`.
     pub fn name(self) -> &'static str {
-        match self {
-            Language::Ruby => "Ruby",
-            Language::Python => "Python",
-            Language::Shell => "Shell",
-            Language::JavaScript => "JavaScript",
-            Language::Html => "HTML",
-            Language::AppleScript => "AppleScript",
-            Language::R => "R",
-            Language::PowerShell => "PowerShell",
-            Language::React => "React",
-            Language::Java => "Java",
-        }
+        self.names().name
     }
 
     /// Other names that select the same session.
     pub fn aliases(self) -> &'static [&'static str] {
-        match self {
-            Language::Python => &["py"],
-            Language::Shell => &["bash", "sh", "zsh"],
-            Language::JavaScript => &["js", "node"],
-            _ => &[],
-        }
+        self.names().aliases
     }
 
     /// The spec the `Computer` trait reports.
     pub fn spec(self) -> LanguageSpec {
-        LanguageSpec {
-            name: self.name().to_owned(),
-            aliases: self.aliases().iter().map(|a| (*a).to_owned()).collect(),
-        }
+        LanguageSpec::from(self.names())
     }
 
     /// The language `name` (or an alias, any case, surrounding spaces ignored) selects.
     pub fn find(name: &str) -> Option<Language> {
-        let name = name.trim();
-        ALL.into_iter().find(|lang| {
-            lang.name().eq_ignore_ascii_case(name)
-                || lang.aliases().iter().any(|a| a.eq_ignore_ascii_case(name))
-        })
+        ALL.into_iter().find(|lang| lang.names().matches(name))
     }
 
     /// The index of this language in [`ALL`].
@@ -126,5 +122,16 @@ impl Language {
                 | Language::R
                 | Language::PowerShell
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_executors_table_follows_the_table_of_names_in_order() {
+        let names: Vec<LanguageNames> = ALL.iter().map(|l| *l.names()).collect();
+        assert_eq!(names, oi_core::languages::LANGUAGES.to_vec());
     }
 }

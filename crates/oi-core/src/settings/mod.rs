@@ -261,10 +261,7 @@ impl Settings {
     pub fn run_policy(&self, language: &str) -> ComputerSettings {
         let mut policy = self.computer.clone();
         policy.api = self.import_computer_api
-            && matches!(
-                language.trim().to_ascii_lowercase().as_str(),
-                "python" | "py"
-            );
+            && crate::languages::kind(language) == crate::languages::LanguageKind::Python;
         policy
     }
 

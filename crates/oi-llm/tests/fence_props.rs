@@ -1,7 +1,7 @@
 //! Property: the text-mode parser finds the same text and code however the stream is cut.
 
 use oi_core::ModelDelta;
-use oi_core::fence::FenceParser;
+use oi_llm::fence::FenceParser;
 use proptest::prelude::*;
 
 fn parse(pieces: &[String]) -> (String, String, String) {

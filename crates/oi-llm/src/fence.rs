@@ -5,7 +5,7 @@
 //! result is the same however the stream is cut into pieces. Like the original, one code block
 //! ends the reply ([`FenceParser::is_done`]); an empty language means `python`.
 
-use crate::model::ModelDelta;
+use oi_core::ModelDelta;
 
 const FENCE: &str = "```";
 
