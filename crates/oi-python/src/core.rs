@@ -135,7 +135,7 @@ impl Core {
         let value = if name == CONVERSATION_FILENAME {
             settings::get_filename(&self.interpreter.runtime())
         } else {
-            settings::get(&self.interpreter.settings_mut(), name)
+            settings::get(&self.interpreter.settings(), name)
                 .ok_or_else(|| PyKeyError::new_err(name.to_owned()))?
         };
         convert::to_python(py, &value)

@@ -61,6 +61,7 @@ fn oi_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<display::Renderer>()?;
     module.add("TurnError", module.py().get_type::<errors::TurnError>())?;
     module.add("SERVER_OPTIONS", server_options::OPTIONS.to_vec())?;
+    module.add("SETTING_NAMES", oi_core::Settings::names().to_vec())?;
     module.add_function(wrap_pyfunction!(tokens::count_tokens, module)?)?;
     module.add_function(wrap_pyfunction!(tokens::token_cost, module)?)?;
     module.add_function(wrap_pyfunction!(skills_dir, module)?)?;

@@ -8,6 +8,7 @@ Callback = Callable[[Any, Optional[str]], None]
 
 VERSION: str
 SERVER_OPTIONS: List[str]
+SETTING_NAMES: List[str]
 
 def count_tokens(text: str = "", model: Optional[str] = None) -> int: ...
 def skills_dir() -> Optional[str]: ...

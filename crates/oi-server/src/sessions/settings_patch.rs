@@ -1,8 +1,11 @@
 //! Reading and changing settings over the network (`GET /settings/{name}`,
-//! `POST /settings`), with the changes that must not come from the network refused.
+//! `POST /settings`), with the changes that must not come from the network refused. A setting
+//! is read and written by its name through oi-core's one address ([`Settings::get`],
+//! [`Settings::set`]: the patch's shortcuts and type checks); what is here is the network's
+//! policy on top.
 
-use oi_core::runtime::settings_with_runtime;
-use oi_core::settings::{SettingsPatch, check_keys};
+use oi_core::runtime::{CONVERSATION_FILENAME, settings_with_runtime};
+use oi_core::settings::{SettingError, SettingsPatch, by_name};
 use oi_core::{Message, RuntimeState, Settings};
 use serde_json::Value;
 
@@ -76,7 +79,8 @@ pub fn settings_json(settings: &Settings, runtime: &RuntimeState) -> Value {
     value
 }
 
-/// The value of setting `name` (`messages`, a top-level setting, `llm`, or `llm.model`).
+/// The value of setting `name` (`messages`, a setting, a section such as `llm`, or a path
+/// inside one), the API key redacted.
 pub fn get_setting(
     settings: &Settings,
     runtime: &RuntimeState,
@@ -86,9 +90,45 @@ pub fn get_setting(
     if name == "messages" {
         return serde_json::to_value(messages).ok();
     }
-    let all = settings_json(settings, runtime);
-    let pointer = format!("/{}", name.replace('.', "/"));
-    all.pointer(&pointer).cloned()
+    if name == CONVERSATION_FILENAME {
+        return settings_with_runtime(settings, runtime)
+            .get(CONVERSATION_FILENAME)
+            .cloned();
+    }
+    let mut shown = settings.clone();
+    if shown.llm.api_key.is_some() {
+        shown.llm.api_key = Some(REDACTED.to_owned());
+    }
+    shown.get(name).ok()
+}
+
+/// A refusal of oi-core's setter, as the network reports it.
+fn refusal(error: SettingError) -> PatchError {
+    match error {
+        SettingError::Unknown { name, .. } | SettingError::Runtime { name } => {
+            PatchError::Unknown(name)
+        }
+        SettingError::Invalid { name, reason, .. } => PatchError::Invalid { key: name, reason },
+    }
+}
+
+/// The conversation `messages` of a patch.
+fn parse_messages(list: Value) -> Result<Vec<Message>, PatchError> {
+    serde_json::from_value(list).map_err(|e| PatchError::Invalid {
+        key: "messages".to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// Whether a `conversation_filename` in a patch names another file than the runtime's.
+fn moves_file(value: Option<&Value>, runtime: &RuntimeState) -> Result<bool, PatchError> {
+    let Some(value) = value else {
+        return Ok(false);
+    };
+    let patch = SettingsPatch::one(CONVERSATION_FILENAME, value.clone()).map_err(refusal)?;
+    Ok(patch
+        .conversation_filename
+        .is_some_and(|name| name != runtime.conversation_filename))
 }
 
 /// Applies `patch` (a JSON object of settings, as `POST /settings` sends it) to `current`, all
@@ -104,38 +144,56 @@ pub fn apply_patch(
         return Err(PatchError::NotAnObject);
     };
     let mut object = object.clone();
-    let messages =
-        match object.remove("messages") {
-            Some(list) => Some(serde_json::from_value::<Vec<Message>>(list).map_err(|e| {
-                PatchError::Invalid {
-                    key: "messages".to_owned(),
-                    reason: e.to_string(),
-                }
-            })?),
-            None => None,
-        };
-    let object = Value::Object(object);
-    if let Some(unknown) = check_keys(&object).into_iter().next() {
-        return Err(PatchError::Unknown(unknown.key));
-    }
-    let changes: SettingsPatch =
-        serde_json::from_value(object.clone()).map_err(|e| PatchError::Invalid {
-            key: object
-                .as_object()
-                .map(|o| o.keys().cloned().collect::<Vec<_>>().join(", "))
-                .unwrap_or_default(),
-            reason: e.to_string(),
-        })?;
-    let mut settings = current.patched(&changes);
-    settle_workspace(current, &mut settings)?;
-    let moves_file = changes
-        .conversation_filename
-        .as_ref()
-        .is_some_and(|name| *name != runtime.conversation_filename);
-    check_fixed(current, &settings, moves_file)?;
-    check_policy(current, &settings, policy)?;
-    rebind_key(current, &mut settings, policy);
+    let messages = object.remove("messages").map(parse_messages).transpose()?;
+    let mut settings = current.clone();
+    settings.set_all(&object).map_err(refusal)?;
+    let moves_file = moves_file(object.get(CONVERSATION_FILENAME), runtime)?;
+    let settings = checked(current, settings, moves_file, policy)?;
     Ok(Patched { settings, messages })
+}
+
+/// `new` (`current` with a patch applied) once what the network may not change is checked,
+/// and the model's key bound to where the model now is.
+fn checked(
+    current: &Settings,
+    mut new: Settings,
+    moves_file: bool,
+    policy: NetworkPolicy,
+) -> Result<Settings, PatchError> {
+    settle_workspace(current, &mut new)?;
+    check_fixed(current, &new, moves_file)?;
+    check_policy(current, &new, policy)?;
+    rebind_key(current, &mut new, policy);
+    Ok(new)
+}
+
+/// Sets the one setting `name` (or the conversation, for `messages`) under the same rules as
+/// [`apply_patch`].
+fn apply_one(
+    current: &Settings,
+    runtime: &RuntimeState,
+    name: &str,
+    value: Value,
+    policy: NetworkPolicy,
+) -> Result<Patched, PatchError> {
+    if name == "messages" {
+        return Ok(Patched {
+            settings: current.clone(),
+            messages: Some(parse_messages(value)?),
+        });
+    }
+    let mut settings = current.clone();
+    let moves = if name == CONVERSATION_FILENAME {
+        moves_file(Some(&value), runtime)?
+    } else {
+        settings.set(name, value).map_err(refusal)?;
+        false
+    };
+    let settings = checked(current, settings, moves, policy)?;
+    Ok(Patched {
+        settings,
+        messages: None,
+    })
 }
 
 /// What a patch applied key by key did.
@@ -151,34 +209,10 @@ pub struct Applied {
     pub refused: Vec<(String, PatchError)>,
 }
 
-/// The patch split into one patch per key: top-level keys, and each key of the `llm` and
-/// `computer` sections on its own (`llm.model`, `llm.api_base`, …).
-fn single_keys(object: &serde_json::Map<String, Value>) -> Vec<(String, Value)> {
-    let mut keys = Vec::new();
-    for (key, value) in object {
-        match value {
-            Value::Object(section) if matches!(key.as_str(), "llm" | "computer") => {
-                for (sub, sub_value) in section {
-                    let mut one = serde_json::Map::new();
-                    one.insert(sub.clone(), sub_value.clone());
-                    let mut outer = serde_json::Map::new();
-                    outer.insert(key.clone(), Value::Object(one));
-                    keys.push((format!("{key}.{sub}"), Value::Object(outer)));
-                }
-            }
-            _ => {
-                let mut one = serde_json::Map::new();
-                one.insert(key.clone(), value.clone());
-                keys.push((key.clone(), Value::Object(one)));
-            }
-        }
-    }
-    keys
-}
-
-/// Applies `patch` to `current` key by key, each key through [`apply_patch`] (the same
-/// rules): a refused key is named with its reason and the others are applied. The result as
-/// a whole is checked against `current` once more.
+/// Applies `patch` to `current` key by key (each key of the `llm` and `computer` sections on
+/// its own: `llm.model`, `llm.api_base`, …), each under the rules of [`apply_patch`]: a
+/// refused key is named with its reason and the others are applied. The result as a whole
+/// is checked against `current` once more.
 pub fn apply_each(
     current: &Settings,
     runtime: &RuntimeState,
@@ -191,8 +225,8 @@ pub fn apply_each(
     let mut settings = current.clone();
     let mut messages = None;
     let (mut applied, mut refused) = (Vec::new(), Vec::new());
-    for (key, one) in single_keys(object) {
-        match apply_patch(&settings, runtime, &one, policy) {
+    for (key, value) in by_name(object) {
+        match apply_one(&settings, runtime, &key, value, policy) {
             Ok(patched) => {
                 settings = patched.settings;
                 messages = patched.messages.or(messages);

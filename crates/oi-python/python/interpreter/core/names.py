@@ -1,36 +1,7 @@
 """The attribute names of the original's objects that oi keeps, and the nearest-name hint an
 unknown one gets."""
 
-# OpenInterpreter attribute -> oi setting (same name unless noted).
-SETTINGS = (
-    "auto_run",
-    "max_output",
-    "loop",
-    "loop_message",
-    "loop_breakers",
-    "system_message",
-    "custom_instructions",
-    "user_message_template",
-    "always_apply_user_message_template",
-    "code_output_template",
-    "empty_code_output_template",
-    "code_output_sender",
-    "offline",
-    "verbose",
-    "debug",
-    "safe_mode",
-    "shrink_images",
-    "conversation_history",
-    "conversation_history_path",
-    "conversation_filename",
-    "plain_text_display",
-    "disable_telemetry",
-    # oi's approval rules (not in the original)
-    "approval_policy",
-    "allow",
-    "deny",
-    "hard_deny",
-)
+from .. import _oi
 
 # The original's attributes oi accepts and keeps, but does not act on (default value).
 KEPT_ONLY = {
@@ -43,20 +14,20 @@ KEPT_ONLY = {
     "os": False,
 }
 
-# Llm attributes -> oi's `llm.` settings.
-LLM = (
-    "model",
-    "temperature",
-    "supports_functions",
-    "supports_vision",
-    "execution_instructions",
-    "context_window",
-    "max_tokens",
-    "api_base",
-    "api_key",
-    "api_version",
-    "max_budget",
+# Every setting's dotted name, from oi's core (`Settings::names()` in Rust).
+SETTING_NAMES = tuple(_oi.SETTING_NAMES)
+
+# Settings read and written on `interpreter.computer` rather than the interpreter.
+ON_COMPUTER = ("import_computer_api",)
+
+# OpenInterpreter attribute -> oi setting (same name): every top-level setting but those the
+# Python object keeps itself or puts on `computer`.
+SETTINGS = tuple(
+    name for name in SETTING_NAMES if "." not in name and name not in KEPT_ONLY and name not in ON_COMPUTER
 )
+
+# Llm attributes -> oi's `llm.` settings.
+LLM = tuple(name[len("llm."):] for name in SETTING_NAMES if name.startswith("llm."))
 
 # The original's `computer.*` tools (the desktop ones refuse every call in oi).
 COMPUTER_TOOLS = (
