@@ -9,7 +9,7 @@
 //! Every interpreter is built here, through one door ([`Assembly`], and [`lazy`] for the
 //! Python API): the computer, the computer API's link, what the program offers beside it (MCP
 //! servers' tools), the judge, and a server's key binding. The feature `cli` (on for `oi` and
-//! `oi-server`, off for the Python extension) adds the settings flags ([`flags`], clap) and
+//! `oi-server`, off for the Python extension) adds the settings flags (`flags`, clap) and
 //! sets the log up with tracing-subscriber ([`logging`]).
 //!
 //! ```no_run
