@@ -231,11 +231,9 @@ fn assert_all_answered(results: &[Value], what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_issues_client_closes_at_once_and_every_close_is_answered() {
     let Some(python) = python() else { return };
-    let model = ScriptedServer::start(Script::new(
-        std::iter::repeat_with(bursty_sleeper).take(40),
-    ))
-    .await
-    .unwrap();
+    let model = ScriptedServer::start(Script::new(std::iter::repeat_with(bursty_sleeper).take(40)))
+        .await
+        .unwrap();
     let running = Launch::new(&model.base_url())
         .args(&["--llm_supports_functions"])
         .start();
@@ -252,4 +250,64 @@ async fn the_issues_client_closes_at_once_and_every_close_is_answered() {
         let root = format!("ws://127.0.0.1:{}/", server.port);
         assert_all_answered(&read_k_then_close(&python, &root), &format!("/, {mode}"));
     }
+}
+
+/// Reads a whole turn with the library's defaults (frames up to 1 MiB), starting a second after
+/// it asked (a busy client: the server's frames wait meanwhile), and prints how much of the
+/// model's message came, the largest frame, and how the connection ended.
+const READ_WHOLE_TURN: &str = r#"
+import asyncio, json, sys
+import websockets
+
+async def main(url):
+    text_bytes, largest = 0, 0
+    async with websockets.connect(url) as ws:
+        for m in ({"role": "user", "type": "message", "start": True},
+                  {"role": "user", "type": "message", "content": "write a lot"},
+                  {"role": "user", "type": "message", "end": True}):
+            await ws.send(json.dumps(m))
+        await asyncio.sleep(1)
+        while True:
+            text = await asyncio.wait_for(ws.recv(), 60)
+            largest = max(largest, len(text.encode()))
+            frame = json.loads(text)
+            if frame.get("role") == "assistant" and frame.get("type") == "message":
+                text_bytes += len(frame.get("content") or "")
+            if frame.get("role") == "server" and frame.get("content") == "complete":
+                break
+    print(json.dumps({"text": text_bytes, "largest": largest, "code": ws.close_code}))
+
+asyncio.run(main(sys.argv[1]))
+"#;
+
+/// Joining a burst's pieces never makes a frame the client refuses (issue 35's review: a
+/// long answer streamed in small pieces to a client busy for a moment was joined into a frame
+/// over the 1 MiB Python's `websockets` accepts, which closed the connection with 1009).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_burst_reaches_a_busy_client_in_frames_it_accepts() {
+    let Some(python) = python() else { return };
+    let answer = "All work and no play makes a long answer. ".repeat(50_000);
+    let model = ScriptedServer::start(Script::new([Reply::text(answer.clone()).chunked(20_000)]))
+        .await
+        .unwrap();
+    let server = Launch::new(&model.base_url()).start();
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(READ_WHOLE_TURN)
+        .arg(format!("ws://127.0.0.1:{}/", server.port))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    eprintln!("a 2 MB answer in 20 KB pieces: {result}");
+    assert_eq!(
+        (result["text"].as_u64(), result["code"].as_u64()),
+        (Some(answer.len() as u64), Some(1000)),
+        "{result}"
+    );
+    assert!(result["largest"].as_u64().unwrap() < 1 << 20, "{result}");
 }

@@ -9,24 +9,31 @@
 //! same message, code or console output that are already waiting in one batch are joined into
 //! one chunk: the same text, fewer frames. The writer waits a few milliseconds after a piece
 //! of text for the pieces that follow it (http/ws.rs, `gather`), never after anything else.
+//! A joined chunk stays under [`MAX_JOINED_BYTES`], so joining never makes a frame larger than
+//! a client accepts (Python's `websockets` refuses frames over 1 MiB with 1009) when its pieces
+//! were each small enough.
 
 use oi_core::{Chunk, Content, Kind};
 
 use crate::outgoing::Outgoing;
 
+/// The most text one joined chunk carries: pieces that would take it past this stay apart.
+pub const MAX_JOINED_BYTES: usize = 64 * 1024;
+
 /// Joins consecutive text pieces of the same run in `batch` (see the module docs).
 pub fn coalesce(batch: Vec<Outgoing>) -> Vec<Outgoing> {
     let mut joined: Vec<Outgoing> = Vec::with_capacity(batch.len());
     for out in batch {
-        if let Some(last) = joined.last_mut() {
-            if joinable(last) && joinable(&out) && same_run(&last.chunk, &out.chunk) {
-                if let (Some(Content::Text(text)), Some(Content::Text(more))) =
-                    (last.chunk.content.as_mut(), out.chunk.content.as_ref())
-                {
-                    text.push_str(more);
-                    continue;
-                }
-            }
+        if let Some(last) = joined.last_mut()
+            && joinable(last)
+            && joinable(&out)
+            && same_run(&last.chunk, &out.chunk)
+            && let (Some(Content::Text(text)), Some(Content::Text(more))) =
+                (last.chunk.content.as_mut(), out.chunk.content.as_ref())
+            && text.len() + more.len() <= MAX_JOINED_BYTES
+        {
+            text.push_str(more);
+            continue;
         }
         joined.push(out);
     }
@@ -94,6 +101,24 @@ mod tests {
                 piece(Kind::Code, Some("shell"), "ls"),
                 Outgoing::complete(None),
                 piece(Kind::Message, None, "again"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_joined_chunk_stays_under_the_cap() {
+        let big = "x".repeat(MAX_JOINED_BYTES / 2 + 1);
+        let batch = vec![
+            piece(Kind::Console, Some("output"), &big),
+            piece(Kind::Console, Some("output"), &big),
+            piece(Kind::Console, Some("output"), "tail"),
+        ];
+        let joined = coalesce(batch);
+        assert_eq!(
+            joined,
+            vec![
+                piece(Kind::Console, Some("output"), &big),
+                piece(Kind::Console, Some("output"), &format!("{big}tail")),
             ]
         );
     }
