@@ -122,20 +122,30 @@ fn unique() -> u64 {
     hasher.finish()
 }
 
-/// Creates `path`, failing if anything (a file, a symbolic link) is there already.
+/// Creates `path`, failing if anything (a file, a symbolic link) is there already; readable
+/// by its owner only (`0600`: a conversation holds what the user and their code said).
 fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
+        options.custom_flags(libc::O_NOFOLLOW).mode(0o600);
     }
     options.open(path)
 }
 
+/// Creates `dir` and the folders above it that are missing; those it creates are its
+/// owner's only (`0700`); folders already there keep their modes.
 fn create_dir(dir: &Path) -> Result<(), HistoryError> {
-    std::fs::create_dir_all(dir).map_err(|source| HistoryError::Io {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(|source| HistoryError::Io {
         action: "create",
         path: dir.to_owned(),
         source,
@@ -244,6 +254,20 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn saved_conversations_and_the_folders_made_for_them_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("made").join("here");
+        let path = save(&folder, "a.json", &[Message::user("secret")]).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            (mode(&path), mode(&folder), mode(&dir.path().join("made"))),
+            (0o600, 0o700, 0o700)
+        );
     }
 
     #[test]

@@ -357,6 +357,7 @@ async fn delete_local(state: AppState, id: String) -> Result<Json<Value>, ApiErr
         .remove(&id)
         .ok_or_else(|| ApiError::not_found(format!("no session {id}")))?;
     session.shutdown().await;
+    state.sessions.remove_file(&id).await;
     Ok(Json(json!({"status": "success"})))
 }
 

@@ -133,8 +133,8 @@ pub struct Session {
     store: Option<Arc<StoreLink>>,
     /// Where the session is kept across restarts, when there is no store.
     files: Option<Arc<SessionFiles>>,
-    /// Deleted: its file is gone and is not written again.
-    forgotten: AtomicBool,
+    /// Deleted: its file is gone and is not written again (shared with the saves under way).
+    forgotten: Arc<AtomicBool>,
     /// Held by the connection that is sending, so that a newcomer waits for the old sender.
     pub sender_lock: tokio::sync::Mutex<()>,
 }
@@ -157,7 +157,7 @@ impl Session {
             next_connection: AtomicU64::new(1),
             store: None,
             files: None,
-            forgotten: AtomicBool::new(false),
+            forgotten: Arc::new(AtomicBool::new(false)),
             sender_lock: tokio::sync::Mutex::new(()),
         }
     }
@@ -290,8 +290,9 @@ impl Session {
             return None;
         }
         let (id, interpreter) = (self.id.clone(), self.interpreter.clone());
+        let forgotten = self.forgotten.clone();
         Some(tokio::task::spawn_blocking(move || {
-            if let Err(e) = files.save(&id, &interpreter) {
+            if let Err(e) = files.save(&id, &interpreter, &forgotten) {
                 eprintln!("oi-server: {e}");
             }
         }))
@@ -378,30 +379,35 @@ impl Sessions {
         Arc::new(session)
     }
 
-    /// Reopens every session kept in the files, as many as there is room for.
+    /// Reopens the sessions kept in the files, the newest that there is room for, read one at
+    /// a time (the others' files stay).
     fn reopen_all(&self) {
         let Some(files) = &self.files else { return };
         let policy = crate::sessions::settings_patch::NetworkPolicy {
             allow_auto_run: self.config.allow_network_auto_run,
             allow_credentials: self.config.allow_network_credentials,
         };
-        for saved in files.load_all() {
-            let mut map = lock(&self.map);
-            let room = map.len() < self.config.max_sessions.max(1);
-            if !room && saved.id != DEFAULT_SESSION {
-                eprintln!(
-                    "oi-server: session {} not reopened: more than {} sessions (its file stays)",
-                    saved.id, self.config.max_sessions
-                );
+        // The default session is in the map already and counts towards max_sessions.
+        let room = self.config.max_sessions.max(1);
+        for id in files.newest(DEFAULT_SESSION, room) {
+            let Some(saved) = files.load(&id) else {
                 continue;
-            }
+            };
             let interpreter = (self.factory)();
             if let Some(stored) = &saved.settings {
                 let mut own = interpreter.settings_mut();
                 *own = reopen::reopened_settings(&own, stored, policy);
             }
-            interpreter.set_messages(reopen::reopened_messages(&saved));
-            map.insert(saved.id.clone(), self.fresh(&saved.id, interpreter));
+            interpreter.set_messages(reopen::reopened_messages(saved));
+            let mut map = lock(&self.map);
+            if map.len() >= room && id != DEFAULT_SESSION {
+                eprintln!(
+                    "oi-server: session {id} not reopened: more than {} sessions (its file stays)",
+                    self.config.max_sessions
+                );
+                continue;
+            }
+            map.insert(id.clone(), self.fresh(&id, interpreter));
         }
     }
 
@@ -526,16 +532,24 @@ impl Sessions {
         Ok((session, evicted))
     }
 
-    /// Removes session `id` (the caller shuts it down); it is deleted: its file too.
+    /// Removes session `id` (the caller shuts it down); it is deleted: no save of it writes
+    /// its file again, and the caller removes the file ([`Sessions::remove_file`]).
     pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let session = lock(&self.map).remove(id);
         if let Some(session) = &session {
-            session.forgotten.store(true, Ordering::Relaxed);
-        }
-        if let Some(files) = &self.files {
-            files.remove(id);
+            session.forgotten.store(true, Ordering::SeqCst);
         }
         session
+    }
+
+    /// Removes the file of deleted session `id`, off the async workers (a save of the same
+    /// session under way finishes first).
+    pub async fn remove_file(&self, id: &str) {
+        let Some(files) = self.files.clone() else {
+            return;
+        };
+        let id = id.to_owned();
+        let _ = tokio::task::spawn_blocking(move || files.remove(&id)).await;
     }
 
     /// Every session, sorted by id.

@@ -49,8 +49,8 @@ fn stricter_scan(a: SafeMode, b: SafeMode) -> SafeMode {
 
 /// The conversation of a reopened session: the saved one, ending with the restart note (added
 /// once: a session reopened twice with nothing said in between keeps one).
-pub fn reopened_messages(saved: &SavedSession) -> Vec<Message> {
-    let mut messages = saved.messages.clone();
+pub fn reopened_messages(saved: SavedSession) -> Vec<Message> {
+    let mut messages = saved.messages;
     let note = Message::console_output(RESTART_NOTE);
     if messages.last() != Some(&note) {
         messages.push(note);
@@ -102,7 +102,7 @@ mod tests {
             messages: vec![Message::user("hi")],
             settings: None,
         };
-        let once = reopened_messages(&saved);
+        let once = reopened_messages(saved.clone());
         assert_eq!(
             once,
             vec![Message::user("hi"), Message::console_output(RESTART_NOTE)]
@@ -111,6 +111,6 @@ mod tests {
             messages: once.clone(),
             ..saved
         };
-        assert_eq!(reopened_messages(&again), once);
+        assert_eq!(reopened_messages(again), once);
     }
 }
