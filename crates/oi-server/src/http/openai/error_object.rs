@@ -93,7 +93,7 @@ impl OpenAiError {
                 Some("messages"),
                 Some("context_length_exceeded"),
             ),
-            K::Upstream => match upstream.filter(StatusCode::is_client_error) {
+            K::Upstream => match upstream.filter(passed_on) {
                 Some(status) => (status, INVALID, None, None),
                 None => (StatusCode::BAD_GATEWAY, SERVER, None, None),
             },
@@ -117,6 +117,13 @@ impl OpenAiError {
             .unwrap_or_else(|_| "{}".to_owned());
         format!("data: {json}\n\n")
     }
+}
+
+/// The model server's refusals that mean the same to this endpoint's client (the request it
+/// sent was wrong: bad, unknown model, conflict, too large, unprocessable). Any other status
+/// of the model server (a proxy's 407, 426, 499, …) is the gateway's fault: 502.
+fn passed_on(status: &StatusCode) -> bool {
+    matches!(status.as_u16(), 400 | 404 | 409 | 413 | 422)
 }
 
 impl From<ApiError> for OpenAiError {
@@ -194,6 +201,25 @@ mod tests {
                 object(invalid, Some("messages"), Some("context_length_exceeded")),
             ),
             (K::Upstream, Some(404), 404, object(invalid, None, None)),
+            (K::Upstream, Some(422), 422, object(invalid, None, None)),
+            (
+                K::Upstream,
+                Some(407),
+                502,
+                object("server_error", None, None),
+            ),
+            (
+                K::Upstream,
+                Some(426),
+                502,
+                object("server_error", None, None),
+            ),
+            (
+                K::Upstream,
+                Some(499),
+                502,
+                object("server_error", None, None),
+            ),
             (
                 K::Upstream,
                 Some(503),
