@@ -14,6 +14,9 @@
 //!
 //! With `api_base` set, `local` is not embedded: the request goes to that OpenAI-compatible
 //! server, as Open Interpreter does.
+//!
+//! The system message for small local models is written once, in the packaged `local`
+//! profile (`crates/oi-config/profiles/local.yaml`), which `oi --local` reads.
 
 use std::path::{Path, PathBuf};
 
@@ -47,38 +50,6 @@ pub const DEFAULT_LOCAL_CONTEXT: u64 = 8192;
 
 /// The reply length used for the embedded model when the settings give none (tokens).
 pub const DEFAULT_LOCAL_MAX_TOKENS: u64 = 1024;
-
-/// The system message for small local models (the `local` profile's): one fenced block per
-/// step; code that computes, reads or writes rather than an answer typed in by hand (a 0.5B
-/// model's first idea is often `print(20)`); corrected code after an error; then a plain
-/// answer from the output; and two worked examples (a computation, a file). About 370 tokens, evaluated once and then
-/// read from the prompt-state file. Measured with `cargo xtask bench-tasks` (issue 28).
-pub const LOCAL_SYSTEM_MESSAGE: &str = "You are Open Interpreter, a programmer that completes tasks by running code on the user's computer, in the user's current folder. Files the user names are in that folder.
-To run code, reply with one markdown code block, with the language (python or shell) after the ```. The user runs it and tells you the output.
-Rules:
-- Never type the answer into the code yourself, not even one you are sure of: write code that computes it, reads the files or makes the change, and print() the result.
-- To create or change a file, write the file with code, then print what it holds.
-- If the output shows an error, reply with corrected code.
-- When the output answers the task, reply with one short sentence that gives the answer from the output, without code.
-
-Example:
-User: What is the sum of the squares of 1 to 10?
-Assistant:
-```python
-print(sum(i * i for i in range(1, 11)))
-```
-User: Code output: 385
-Assistant: The sum of the squares of 1 to 10 is 385.
-
-User: Save the word hi in upper case to out.txt.
-Assistant:
-```python
-with open(\"out.txt\", \"w\") as f:
-    f.write(\"hi\".upper())
-print(open(\"out.txt\").read())
-```
-User: Code output: HI
-Assistant: out.txt now holds HI.";
 
 /// Whether `llm` selects the embedded model: `local` or `local/PATH`, with no `api_base`.
 pub fn is_embedded(llm: &LlmSettings) -> bool {

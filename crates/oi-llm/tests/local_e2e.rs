@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use oi_core::{Interpreter, Kind, Role, Settings};
 use oi_llm::local::LocalProvider;
-use oi_llm::local_model::LOCAL_SYSTEM_MESSAGE;
 
 mod local_support;
-use local_support::{ANSWER, QUESTION, model};
+use local_support::{ANSWER, QUESTION, model, system_message};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_model_runs_python_and_reports_the_output() {
@@ -28,7 +27,7 @@ async fn local_model_runs_python_and_reports_the_output() {
     let mut settings = Settings {
         auto_run: true,
         conversation_history: false,
-        system_message: LOCAL_SYSTEM_MESSAGE.to_owned(),
+        system_message: system_message(),
         ..Settings::default()
     };
     settings.llm.model = "local".to_owned();
@@ -143,7 +142,7 @@ async fn measure_throughput() {
     llm.max_tokens = Some(200);
     let request = ModelRequest {
         messages: vec![
-            Message::new(Role::System, Kind::Message, LOCAL_SYSTEM_MESSAGE),
+            Message::new(Role::System, Kind::Message, system_message()),
             Message::user(
                 "Write a Python script that lists the files in the current directory sorted by size, with comments.",
             ),

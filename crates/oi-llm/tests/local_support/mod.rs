@@ -9,7 +9,7 @@ use futures::StreamExt;
 use oi_core::{Kind, LanguageModel, Message, ModelDelta, ModelRequest, Role, Settings};
 use oi_llm::Env;
 use oi_llm::local::{GenerationStats, LocalModel, LocalProvider};
-use oi_llm::local_model::{LOCAL_SYSTEM_MESSAGE, default_model_path};
+use oi_llm::local_model::default_model_path;
 
 /// The model, loaded once for the whole test binary (as a program loads it once).
 static MODEL: OnceLock<Option<Arc<LocalModel>>> = OnceLock::new();
@@ -33,6 +33,17 @@ pub fn model() -> Option<Arc<LocalModel>> {
         .clone()
 }
 
+/// oi's system message for small local models, as `oi --local` sends it: the packaged `local`
+/// profile's `system_message` (the one copy of it).
+pub fn system_message() -> String {
+    let profile: serde_norway::Value =
+        serde_norway::from_str(include_str!("../../../oi-config/profiles/local.yaml")).unwrap();
+    profile["system_message"]
+        .as_str()
+        .expect("the local profile has a system_message")
+        .to_owned()
+}
+
 /// The question the tests ask.
 pub const QUESTION: &str = "Use Python to compute 239023*79043, then tell me the result.";
 /// Its answer.
@@ -45,11 +56,7 @@ pub fn request(messages: Vec<Message>, max_tokens: u64) -> ModelRequest {
     llm.model = "local".to_owned();
     llm.temperature = 0.0;
     llm.max_tokens = Some(max_tokens);
-    let mut all = vec![Message::new(
-        Role::System,
-        Kind::Message,
-        LOCAL_SYSTEM_MESSAGE,
-    )];
+    let mut all = vec![Message::new(Role::System, Kind::Message, system_message())];
     all.extend(messages);
     ModelRequest {
         messages: all,
