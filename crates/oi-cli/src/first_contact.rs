@@ -19,24 +19,26 @@ const WAYS: &str = "No OpenAI API key is set, so **{model}** cannot answer yet. 
 ";
 
 /// Whether `settings` name an OpenAI model and no key is set anywhere (flags, profile,
-/// environment), nor another server.
+/// environment), nor another server. Which provider a model goes to is oi-llm's rule
+/// ([`oi_llm::wire_for`]: the embedded model, `claude-…` to Anthropic, the provider table's
+/// prefixes); a model on the OpenAI-compatible wire goes to OpenAI when it has no prefix or
+/// the prefix `openai`, and OpenAI's variables are its row of the provider table.
 pub fn needs_openai_key(settings: &Settings, env: &oi_llm::Env) -> bool {
     let llm = &settings.llm;
     let given = |value: Option<&str>| value.is_some_and(|v| !v.trim().is_empty());
     if given(llm.api_key.as_deref()) || given(llm.api_base.as_deref()) {
         return false;
     }
-    if oi_llm::local_model::is_embedded(llm) {
+    let Some(openai) = oi_llm::provider_table::find("openai") else {
         return false;
-    }
-    let model = llm.model.trim();
-    let openai = match oi_llm::provider_table::prefix_of(model) {
-        Some(prefix) => prefix == "openai",
-        None => !model.starts_with("claude"),
     };
-    openai
-        && !["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"]
+    let to_openai = matches!(oi_llm::wire_for(llm), Ok(oi_llm::Wire::OpenAiCompatible))
+        && oi_llm::provider_table::prefix_of(&llm.model).is_none_or(|p| p == openai.prefix);
+    to_openai
+        && !openai
+            .key_vars
             .iter()
+            .chain(openai.base_vars)
             .any(|name| given(env.get(name)))
 }
 
@@ -192,8 +194,24 @@ mod tests {
             &settings,
             &env.clone().with("OPENAI_API_KEY", "sk")
         ));
-        settings.llm.model = "anthropic/claude-3-5-sonnet-20240620".into();
-        assert!(!needs_openai_key(&settings, &env));
+        for variable in ["OPENAI_BASE_URL", "OPENAI_API_BASE"] {
+            assert!(!needs_openai_key(
+                &settings,
+                &env.clone().with(variable, "http://127.0.0.1:8080/v1")
+            ));
+        }
+        settings.llm.model = "openai/gpt-4o".into();
+        assert!(needs_openai_key(&settings, &env));
+        for model in [
+            "anthropic/claude-3-5-sonnet-20240620",
+            "claude-3-5-sonnet",
+            "groq/llama-3.1-70b-versatile",
+            "nowhere/model",
+            "local",
+        ] {
+            settings.llm.model = model.into();
+            assert!(!needs_openai_key(&settings, &env), "{model}");
+        }
         settings.llm.model = "gpt-4o".into();
         settings.llm.api_base = Some("http://127.0.0.1:8080/v1".into());
         assert!(!needs_openai_key(&settings, &env));
