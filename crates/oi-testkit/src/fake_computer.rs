@@ -84,17 +84,14 @@ impl Default for RecordingComputer {
 }
 
 impl RecordingComputer {
-    /// A computer offering Python (alias `py`) and Shell (aliases `bash`, `sh`).
+    /// A computer offering Python and Shell, by the names and aliases oi gives them
+    /// ([`oi_core::languages`]).
     pub fn new() -> Self {
-        let language = |name: &str, aliases: &[&str]| LanguageSpec {
-            name: name.to_owned(),
-            aliases: aliases.iter().map(|a| (*a).to_owned()).collect(),
-        };
         RecordingComputer {
-            languages: vec![
-                language("Python", &["py"]),
-                language("Shell", &["bash", "sh", "zsh"]),
-            ],
+            languages: [&oi_core::languages::PYTHON, &oi_core::languages::SHELL]
+                .into_iter()
+                .map(LanguageSpec::from)
+                .collect(),
             state: Arc::new(Mutex::new(State::default())),
             counters: Arc::new(Counters::default()),
         }
