@@ -23,7 +23,6 @@ mod output_panel;
 mod output_tone;
 mod picker;
 mod remote_profile;
-mod render;
 mod repl;
 mod replay;
 mod sanitize;

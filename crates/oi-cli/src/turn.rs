@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures::{FutureExt, StreamExt};
 use oi_core::lmc::CodeTag;
+use oi_core::visible::PlainText;
 use oi_core::{Chunk, CodeContent, Decision, Kind, SafeMode, Turn, TurnEvent};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -17,7 +18,6 @@ use crate::activity::{Activity, ModelLabel};
 use crate::approve::{self, Answer};
 use crate::highlight::Grammars;
 use crate::input::LineSource;
-use crate::render::PlainRenderer;
 use crate::sanitize::{clean, show_code};
 use crate::term::Size;
 use crate::tty::TtyRenderer;
@@ -27,8 +27,9 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// Plain text or colour.
 pub enum Renderer {
-    /// Plain text with fenced blocks (pipes, `--plain`).
-    Plain(PlainRenderer),
+    /// Plain text with fenced blocks (pipes, `--plain`), filtered as oi-core's
+    /// [`PlainText`] says.
+    Plain(PlainText),
     /// Colour for a terminal.
     Tty(Box<TtyRenderer>),
 }
@@ -37,7 +38,7 @@ impl Renderer {
     /// Colour when stdout is a terminal and plain text was not asked for.
     pub fn choose(plain: bool, highlight_active_line: bool, grammars: &Grammars) -> Self {
         if plain || !std::io::stdout().is_terminal() {
-            Renderer::Plain(PlainRenderer::new())
+            Renderer::Plain(PlainText::new())
         } else {
             Renderer::Tty(Box::new(TtyRenderer::new(
                 highlight_active_line,

@@ -12,15 +12,19 @@
 //!   (Chinese, Arabic, emoji) show as themselves. [`warning`] names what was escaped.
 //! - **Messages and output** ([`Sanitizer`], [`clean`]) lose escape sequences and control
 //!   characters (see [`terminal`]).
+//! - **A turn as plain text** ([`PlainText`]): messages, code and output in fenced blocks,
+//!   by these two rules, for the terminal program's `--plain` and the Python package.
 //! - **The page** loads `crates/oi-server/web/visible_table.js`, written by [`web_table`]
 //!   from the same rule (a test fails when the committed file differs).
 
 pub mod names;
+pub mod plain_text;
 pub mod rule;
 pub mod terminal;
 mod web_table;
 
 pub use names::describe;
+pub use plain_text::{Part, PlainText};
 pub use rule::{Class, UNICODE_VERSION, class};
 pub use terminal::{Carriage, Sanitizer, clean};
 pub use web_table::web_table;

@@ -1,14 +1,16 @@
-//! `Renderer`: what `chat(display=True)` prints for each chunk — plain text with fenced code
-//! and output blocks (pipes, notebooks), or the same with a little colour on a terminal.
-//! Everything the model or the code wrote passes through [`crate::sanitize`].
+//! `Renderer`: what `chat(display=True)` prints for each chunk — oi-core's plain text with
+//! fenced code and output blocks ([`oi_core::visible::PlainText`], the terminal program's
+//! `--plain` too) for pipes and notebooks, or the same with a little colour on a terminal.
+//! Everything the model or the code wrote passes through [`crate::sanitize`]'s rule.
 
 use std::sync::{Mutex, PoisonError};
 
-use oi_core::{Chunk, Content, Kind, Recipient, Role};
+use oi_core::visible::{Part, PlainText};
+use oi_core::{Chunk, Kind, Recipient, Role};
 use pyo3::prelude::*;
 
 use crate::convert;
-use crate::sanitize::{Carriage, CodeView, Sanitizer, clean, show_code, warning};
+use crate::sanitize::{clean, show_code, warning};
 
 const DIM: &str = "\u{1b}[2m";
 const CODE: &str = "\u{1b}[36m";
@@ -20,32 +22,12 @@ const RESET: &str = "\u{1b}[0m";
 const HIDDEN_ADVICE: &str = "Read the code as shown before you answer.";
 
 struct State {
-    /// An output block is open.
-    output_open: bool,
-    /// The last character printed (to close blocks on a fresh line).
-    last: Option<char>,
-    /// Filters the model's message text (escape sequences cut across chunks too).
-    message: Sanitizer,
-    /// Filters the code's output.
-    output: Sanitizer,
-    /// Shows the code as it streams.
-    code: CodeView,
+    /// The turn as plain text, fenced and filtered (oi-core's, shared with the terminal
+    /// program's `--plain`).
+    plain: PlainText,
     /// The code of the current block as it streamed (what was shown, before the rule's
     /// escapes), to tell when the code that will run differs from it.
     streamed: String,
-}
-
-impl Default for State {
-    fn default() -> Self {
-        State {
-            output_open: false,
-            last: None,
-            message: Sanitizer::new(Carriage::NewLine),
-            output: Sanitizer::new(Carriage::NewLine),
-            code: CodeView::new(),
-            streamed: String::new(),
-        }
-    }
 }
 
 /// Renders a turn's chunks as text.
@@ -64,97 +46,35 @@ impl Renderer {
         }
     }
 
-    fn fresh_line(state: &State) -> &'static str {
-        match state.last {
-            None | Some('\n') => "",
-            Some(_) => "\n",
-        }
-    }
-
+    /// The text for `chunk`: oi-core's plain text, painted on a terminal; besides it, a
+    /// review's line, and nothing for what only the model is meant to see.
     fn render_chunk(&self, chunk: &Chunk, state: &mut State) -> String {
         if chunk.recipient == Some(Recipient::Assistant) {
             return String::new();
         }
-        let Some(kind) = chunk.kind else {
-            return String::new();
-        };
-        let format = show_code(chunk.format.as_deref().unwrap_or(""));
-        let text = chunk.text().unwrap_or("");
-        match (chunk.role, kind) {
-            (Role::Assistant, Kind::Message) if chunk.end => {
-                let rest = state.message.finish();
-                let line = if rest.is_empty() {
-                    Self::fresh_line(state)
-                } else if rest.ends_with('\n') {
-                    ""
-                } else {
-                    "\n"
-                };
-                format!("{rest}{line}")
-            }
-            (Role::Assistant, Kind::Message) if chunk.start => String::new(),
-            (Role::Assistant, Kind::Message) => state.message.push(text),
-            (Role::Assistant | Role::Computer, Kind::Code) if chunk.start => {
-                state.code = CodeView::new();
-                state.streamed.clear();
-                let fence = self.paint(DIM, &format!("```{format}"));
-                format!("{}{fence}\n", Self::fresh_line(state))
-            }
-            (Role::Assistant | Role::Computer, Kind::Code) if chunk.end => {
-                format!("{}{}\n", Self::fresh_line(state), self.paint(DIM, "```"))
-            }
-            (Role::Assistant | Role::Computer, Kind::Code) => {
-                state.streamed.push_str(text);
-                self.paint(CODE, &state.code.push(text))
-            }
-            (Role::Computer, Kind::Console) => self.render_console(chunk, state),
-            (Role::Computer, Kind::Image) if !chunk.is_flag() => format!(
-                "{}[image: {format}, {} bytes of base64]\n",
-                Self::fresh_line(state),
-                text.len()
-            ),
-            (Role::Assistant, Kind::Review) if !chunk.is_flag() => {
-                self.paint(DIM, &format!("(review, {format}) {}", clean(text)))
-            }
-            _ => String::new(),
+        let is_code = matches!(chunk.role, Role::Assistant | Role::Computer)
+            && chunk.kind == Some(Kind::Code);
+        if is_code && chunk.start {
+            state.streamed.clear();
+        } else if is_code && !chunk.end {
+            state.streamed.push_str(chunk.text().unwrap_or(""));
         }
-    }
-
-    fn render_console(&self, chunk: &Chunk, state: &mut State) -> String {
-        if chunk.start {
-            return String::new();
+        if chunk.role == Role::Assistant && chunk.kind == Some(Kind::Review) && !chunk.is_flag() {
+            let format = show_code(chunk.format.as_deref().unwrap_or(""));
+            let text = format!("(review, {format}) {}", clean(chunk.text().unwrap_or("")));
+            state.plain.wrote(&text);
+            return self.paint(DIM, &text);
         }
-        if chunk.end {
-            let rest = state.output.finish();
-            if !state.output_open {
-                return String::new();
-            }
-            state.output_open = false;
-            let line = match rest.chars().last() {
-                None => Self::fresh_line(state),
-                Some('\n') => "",
-                Some(_) => "\n",
-            };
-            let rest = self.paint(DIM, &rest);
-            return format!("{rest}{line}{}\n", self.paint(DIM, "```"));
-        }
-        let (Some(Content::Text(text)), Some("output")) = (&chunk.content, chunk.format.as_deref())
-        else {
-            return String::new();
-        };
-        let text = state.output.push(text);
-        if text.is_empty() {
-            return String::new();
-        }
-        let mut out = String::new();
-        if !state.output_open {
-            state.output_open = true;
-            out.push_str(Self::fresh_line(state));
-            out.push_str(&self.paint(DIM, "```output"));
-            out.push('\n');
-        }
-        out.push_str(&self.paint(DIM, &text));
-        out
+        state
+            .plain
+            .pieces(chunk)
+            .into_iter()
+            .map(|(part, text)| match part {
+                Part::Text => text,
+                Part::Fence | Part::Output => self.paint(DIM, &text),
+                Part::Code => self.paint(CODE, &text),
+            })
+            .collect()
     }
 }
 
@@ -166,7 +86,10 @@ impl Renderer {
     fn new(color: bool) -> Self {
         Renderer {
             color,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                plain: PlainText::new(),
+                streamed: String::new(),
+            }),
         }
     }
 
@@ -177,12 +100,7 @@ impl Renderer {
             return Ok(String::new());
         };
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let text = self.render_chunk(&chunk, &mut state);
-        let visible = text.trim_end_matches(RESET);
-        if let Some(c) = visible.chars().last() {
-            state.last = Some(c);
-        }
-        Ok(text)
+        Ok(self.render_chunk(&chunk, &mut state))
     }
 
     /// The approval question for `code` (with a warning first, counting and naming them,

@@ -4,10 +4,11 @@
 //! write the clipboard (OSC 52), move the cursor (CSI), hide part of a line behind a `\r`, or
 //! hide a whole payload in invisible characters at the approval question.
 //!
-//! - Messages and output ([`Sanitizer`], [`clean`]) lose escape sequences and control
-//!   characters, even when cut across chunks; `\r` becomes a line break.
-//! - Code ([`CodeView`], [`show_code`]) keeps every character but shows each one that is not
-//!   plainly visible as an escape (`␛`, `␍`, `<U+E0041>`), so what is approved is what runs;
-//!   [`warning`] counts and names them.
+//! - Messages and output ([`clean`]; streamed chunks through [`oi_core::visible::PlainText`])
+//!   lose escape sequences and control characters, even when cut across chunks; `\r` becomes
+//!   a line break.
+//! - Code ([`show_code`]; streamed, the same) keeps every character but shows each one that
+//!   is not plainly visible as an escape (`␛`, `␍`, `<U+E0041>`), so what is approved is what
+//!   runs; [`warning`] counts and names them.
 
-pub use oi_core::visible::{Carriage, CodeView, Sanitizer, clean, show_code, warning};
+pub use oi_core::visible::{clean, show_code, warning};

@@ -29,6 +29,11 @@ pub const APPROVAL_QUESTION: &str = "Do you want to run this code?";
 
 /// Turns a turn's chunks into reply text: message text, code as fenced blocks (each fence on
 /// its own line), and the approval question when code waits for a "yes".
+///
+/// Not the terminal's plain text ([`oi_core::visible::PlainText`]): this is a reply for an
+/// API client, so the model's words and code go out as written (neither filtered nor shown
+/// with escapes), the code's output and images are left out, and the last message ends
+/// without a line break.
 #[derive(Debug, Default)]
 pub struct Renderer {
     /// The last character emitted, if any.
