@@ -39,7 +39,7 @@ const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 struct Record<'a> {
     id: &'a str,
     settings: &'a RawValue,
-    messages: &'a RawValue,
+    messages: &'a [Message],
 }
 
 /// A session's file as it is read: the messages parsed straight into their type.
@@ -134,17 +134,20 @@ impl SessionFiles {
             return self.remove_locked(&name);
         }
         let encode = |e: String| SessionFileError::Encode(id.to_owned(), e);
-        let snapshot = crate::sessions::store_link::snapshot(interpreter, false)
+        let settings = crate::sessions::store_link::stored_settings(interpreter)
+            .and_then(RawValue::from_string)
             .map_err(|e| encode(e.to_string()))?;
-        // The texts are written as they are (checked, not parsed into values and written
-        // again: a long conversation is the largest thing a turn writes).
-        let raw = |text: String| RawValue::from_string(text).map_err(|e| encode(e.to_string()));
-        let record = Record {
-            id,
-            settings: &raw(snapshot.settings)?,
-            messages: &raw(snapshot.messages)?,
+        // The messages are written from where they are, in one pass (a long conversation is
+        // the largest thing a turn writes: no copy of it, no parse of what was written).
+        let json = {
+            let messages = interpreter.interpreter().messages_mut();
+            serde_json::to_vec(&Record {
+                id,
+                settings: &settings,
+                messages: &messages,
+            })
+            .map_err(|e| encode(e.to_string()))?
         };
-        let json = serde_json::to_vec(&record).map_err(|e| encode(e.to_string()))?;
         oi_core::history::save_json(&self.dir, &name, &json)?;
         Ok(())
     }
@@ -419,5 +422,35 @@ mod tests {
         let files = SessionFiles::new(folder);
         assert_eq!(files.load("l"), None);
         assert_eq!(files.load("p"), None);
+    }
+
+    fn interpreter_saying(text: &str) -> AsyncInterpreter {
+        let settings = Settings {
+            conversation_history: false,
+            ..Settings::default()
+        };
+        let oi = oi_core::Interpreter::new(
+            settings,
+            Arc::new(oi_testkit::ScriptedModel::new([])),
+            Arc::new(oi_testkit::RecordingComputer::new()),
+            oi_judge::judge(),
+        );
+        oi.set_messages(vec![Message::user(text)]);
+        AsyncInterpreter::new(oi, oi_session::InterruptMode::Interrupt)
+    }
+
+    #[tokio::test]
+    async fn a_deleted_session_is_never_written_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = SessionFiles::new(dir.path().join("sessions"));
+        let interpreter = interpreter_saying("hi");
+        let forgotten = AtomicBool::new(false);
+        files.save("s", &interpreter, &forgotten).unwrap();
+        assert!(files.load("s").is_some());
+        // The delete: the mark first, then the file; a save that comes after writes nothing.
+        forgotten.store(true, Ordering::SeqCst);
+        files.remove("s");
+        files.save("s", &interpreter, &forgotten).unwrap();
+        assert!(!dir.path().join("sessions/s.json").exists());
     }
 }

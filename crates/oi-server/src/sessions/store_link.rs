@@ -45,18 +45,24 @@ pub fn snapshot(interpreter: &AsyncInterpreter, busy: bool) -> Result<Snapshot, 
     let core = interpreter.interpreter();
     let corrupt = |e: serde_json::Error| StoreError::Unavailable(format!("cannot encode: {e}"));
     let messages = serde_json::to_string(&core.messages()).map_err(corrupt)?;
-    let runtime = core.runtime();
-    let mut settings = core.settings();
-    settings.llm.api_key = None;
-    settings.llm.api_base = None;
-    // Written as before the file name moved beside the settings: with it among them.
-    let settings = oi_core::runtime::settings_with_runtime(&settings, &runtime);
-    let settings = serde_json::to_string(&settings).map_err(corrupt)?;
+    let settings = stored_settings(interpreter).map_err(corrupt)?;
     Ok(Snapshot {
         messages,
         settings,
         busy,
     })
+}
+
+/// The settings of `interpreter` as stored (JSON): without credentials, with the runtime
+/// state written among them as before the file name moved beside the settings.
+pub fn stored_settings(interpreter: &AsyncInterpreter) -> Result<String, serde_json::Error> {
+    let core = interpreter.interpreter();
+    let runtime = core.runtime();
+    let mut settings = core.settings();
+    settings.llm.api_key = None;
+    settings.llm.api_base = None;
+    let settings = oi_core::runtime::settings_with_runtime(&settings, &runtime);
+    serde_json::to_string(&settings)
 }
 
 impl StoreLink {
