@@ -4,7 +4,7 @@
 
 mod append;
 
-pub use append::{Saved, append, tail};
+pub use append::{Saved, append, tail, whole_prefix};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

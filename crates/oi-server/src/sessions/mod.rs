@@ -7,6 +7,7 @@ pub mod event_log;
 pub mod outbox;
 pub mod reopen;
 pub mod session_files;
+pub mod session_folder;
 pub mod settings_adopt;
 pub mod settings_patch;
 pub mod store_link;

@@ -1,16 +1,23 @@
-//! Sessions kept on disk when there is no store: one file per session with a conversation,
-//! `DIR/<id>.json` = `{"id": ID, "settings": {...}, "messages": [...]}` (the settings as the
-//! store keeps them: [`crate::sessions::store_link::snapshot`], credentials removed), written
-//! atomically (a temporary file, then a rename) when a turn ends or parks and when the
-//! session shuts down, and read back when the server starts ([`SessionFiles::load_all`]).
-//! A file that is not such a record (garbage, a name that is not a valid id, an id that is
-//! not its name) is skipped with a warning and left where it is.
+//! Sessions kept on disk when there is no store: two files per session with a conversation,
+//! `DIR/<id>.json` = `{"id": ID, "settings": {...}}` (the settings as the store keeps them:
+//! [`crate::sessions::store_link::stored_settings`], credentials removed) and
+//! `DIR/<id>.messages.json`, the conversation as a conversation file holds it (one JSON
+//! list). Both are saved when a turn ends or parks and when the session shuts down, and read
+//! back when the server starts ([`SessionFiles::newest`], [`SessionFiles::load`]). A save
+//! appends what the turn added to the messages file, as oi-core saves a conversation
+//! ([`oi_core::history::append()`]: the closing `]` overwritten), writes it whole (a temporary
+//! file, then a rename) only when the conversation was changed otherwise, and writes the
+//! settings record (atomically) only when the settings changed: a turn's save costs what the
+//! turn added, not the whole conversation. A list torn by a crash mid-append is read up to its
+//! last whole message. A file that is not such a record (garbage, a name that is not a valid
+//! id, an id that is not its name, no messages file) is skipped with a warning and left where
+//! it is.
 //!
-//! The folder is trusted only as far as its owner: files are written `0600` in a folder made
-//! `0700`, and a folder that another user owns or may write to is not read or written at all
-//! (what is read back becomes a conversation the model is shown). At start only the newest
-//! files that fit in `--max_sessions` are read, one at a time, each parsed straight into its
-//! messages, so start-up memory follows what is reopened, not what the folder holds.
+//! The folder is trusted only as far as its owner (session_folder.rs): files are written
+//! `0600` in a folder made `0700`, and a folder that another user owns or may write to is not
+//! read or written at all. At start only the newest sessions that fit in `--max_sessions` are
+//! read, one at a time, each parsed straight into its messages, so start-up memory follows
+//! what is reopened, not what the folder holds.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -19,11 +26,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
+use oi_core::history::{self, HistoryError, Saved};
 use oi_core::{Message, Settings};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::async_interpreter::AsyncInterpreter;
+use crate::sessions::session_folder::{open_regular, trusted_folder};
 use crate::sessions::valid_id;
 
 /// What a reopened conversation ends with: the interpreter's variables and programs did not
@@ -34,24 +43,25 @@ pub const RESTART_NOTE: &str = "[oi] The server restarted: this conversation was
 /// The largest session file read back (bigger ones are skipped and left in place).
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// A session's file as it is written: its id, its settings and its messages.
+/// The end of a session's messages file's name (`<id>.messages.json`).
+const MESSAGES_SUFFIX: &str = ".messages.json";
+
+/// A session's record as it is written: its id and its settings.
 #[derive(serde::Serialize)]
 struct Record<'a> {
     id: &'a str,
     settings: &'a RawValue,
-    messages: &'a [Message],
 }
 
-/// A session's file as it is read: the messages parsed straight into their type.
+/// A session's record as it is read.
 #[derive(serde::Deserialize)]
 struct Stored {
     id: String,
     #[serde(default)]
     settings: Option<Value>,
-    messages: Vec<Message>,
 }
 
-/// A session read back from its file.
+/// A session read back from its files.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedSession {
     /// Its id (the file's name).
@@ -65,24 +75,41 @@ pub struct SavedSession {
 /// Why a session could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionFileError {
-    /// The conversation or settings could not be encoded.
+    /// The settings could not be encoded.
     #[error("cannot encode session {0}: {1}")]
     Encode(String, String),
-    /// The file could not be written or removed.
+    /// A file could not be written or removed.
     #[error(transparent)]
-    Write(#[from] oi_core::history::HistoryError),
+    Write(#[from] HistoryError),
     /// The folder is not one this server may trust.
     #[error("{0}")]
     Untrusted(String),
+}
+
+/// What one session's files hold, as its last save left them.
+#[derive(Debug, Default)]
+struct Written {
+    /// The messages file (for the next save to append to it).
+    messages: Option<Saved>,
+    /// The record, as written.
+    record: Option<Vec<u8>>,
+}
+
+/// What a save writes to the messages file, decided while the conversation is held.
+enum Write {
+    /// Bytes to write over the closing `]`, and the messages they add.
+    Append(Vec<u8>, Vec<Message>),
+    /// The whole list, and the messages it holds.
+    Whole(Vec<u8>, Vec<Message>),
 }
 
 /// The folder of session files.
 #[derive(Debug)]
 pub struct SessionFiles {
     dir: PathBuf,
-    /// One lock per session id, held while that session is read and written: a later write
-    /// never loses to an earlier one, and sessions do not wait for each other.
-    writing: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Per session id, what its files hold, locked while that session is read and written: a
+    /// later write never loses to an earlier one, and sessions do not wait for each other.
+    written: Mutex<HashMap<String, Arc<Mutex<Written>>>>,
 }
 
 impl SessionFiles {
@@ -90,7 +117,7 @@ impl SessionFiles {
     pub fn new(dir: PathBuf) -> Self {
         SessionFiles {
             dir,
-            writing: Mutex::new(HashMap::new()),
+            written: Mutex::new(HashMap::new()),
         }
     }
 
@@ -99,31 +126,32 @@ impl SessionFiles {
         &self.dir
     }
 
-    fn file_name(id: &str) -> Option<String> {
-        valid_id(id).then(|| format!("{id}.json"))
+    /// The record's and the messages file's names of session `id`.
+    fn names(id: &str) -> Option<(String, String)> {
+        valid_id(id).then(|| (format!("{id}.json"), format!("{id}{MESSAGES_SUFFIX}")))
     }
 
-    /// The lock of session `id`'s file.
-    fn lock_of(&self, id: &str) -> Arc<Mutex<()>> {
-        let mut locks = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-        locks.entry(id.to_owned()).or_default().clone()
+    /// What session `id`'s files hold, with its lock.
+    fn written_of(&self, id: &str) -> Arc<Mutex<Written>> {
+        let mut all = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        all.entry(id.to_owned()).or_default().clone()
     }
 
     /// Writes session `id` as `interpreter` has it now, unless `forgotten` is set by then (the
-    /// session was deleted: checked under the file's lock, so a save that started before the
-    /// delete never writes the file back). A session with no message has no file (one left
-    /// from before, e.g. before a reset, is removed).
+    /// session was deleted: checked under the session's lock, so a save that started before
+    /// the delete never writes its files back). A session with no message has no files (ones
+    /// left from before, e.g. before a reset, are removed).
     pub fn save(
         &self,
         id: &str,
         interpreter: &AsyncInterpreter,
         forgotten: &AtomicBool,
     ) -> Result<(), SessionFileError> {
-        let Some(name) = Self::file_name(id) else {
+        let Some((record_name, messages_name)) = Self::names(id) else {
             return Ok(());
         };
-        let lock = self.lock_of(id);
-        let _writing = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let lock = self.written_of(id);
+        let mut written = lock.lock().unwrap_or_else(PoisonError::into_inner);
         if forgotten.load(Ordering::SeqCst) {
             return Ok(());
         }
@@ -131,64 +159,121 @@ impl SessionFiles {
             trusted_folder(&self.dir).map_err(SessionFileError::Untrusted)?;
         }
         if interpreter.interpreter().message_count() == 0 {
-            return self.remove_locked(&name);
+            *written = Written::default();
+            return self.remove_files(id);
         }
+        self.save_messages(&mut written, &messages_name, interpreter)?;
         let encode = |e: String| SessionFileError::Encode(id.to_owned(), e);
         let settings = crate::sessions::store_link::stored_settings(interpreter)
             .and_then(RawValue::from_string)
             .map_err(|e| encode(e.to_string()))?;
-        // The messages are written from where they are, in one pass (a long conversation is
-        // the largest thing a turn writes: no copy of it, no parse of what was written).
-        let json = {
-            let messages = interpreter.interpreter().messages_mut();
-            serde_json::to_vec(&Record {
-                id,
-                settings: &settings,
-                messages: &messages,
-            })
-            .map_err(|e| encode(e.to_string()))?
-        };
-        oi_core::history::save_json(&self.dir, &name, &json)?;
+        let record = serde_json::to_vec(&Record {
+            id,
+            settings: &settings,
+        })
+        .map_err(|e| encode(e.to_string()))?;
+        if written.record.as_ref() != Some(&record) {
+            written.record = None;
+            history::save_json(&self.dir, &record_name, &record)?;
+            written.record = Some(record);
+        }
         Ok(())
     }
 
-    /// Removes the file of session `id` (the session was deleted; its `forgotten` flag is
-    /// already set, so no save of it writes the file again).
-    pub fn remove(&self, id: &str) {
-        let Some(name) = Self::file_name(id) else {
-            return;
+    /// Brings the messages file up to the conversation: appends what was added since the last
+    /// save, or writes it whole (the first save, after an edit, or when the file is not as
+    /// the last save left it).
+    fn save_messages(
+        &self,
+        written: &mut Written,
+        name: &str,
+        interpreter: &AsyncInterpreter,
+    ) -> Result<(), HistoryError> {
+        let write = {
+            let messages = interpreter.interpreter().messages_mut();
+            let tail = match written.messages.as_ref() {
+                Some(before) => history::tail(&self.dir, before, name, &messages)?
+                    .map(|bytes| (bytes, before.count())),
+                None => None,
+            };
+            match tail {
+                Some((bytes, _)) if bytes.is_empty() => return Ok(()),
+                Some((bytes, count)) => Write::Append(bytes, messages[count..].to_vec()),
+                None => Write::Whole(
+                    history::to_json(&self.dir, name, &messages)?,
+                    messages.clone(),
+                ),
+            }
         };
-        let lock = self.lock_of(id);
+        match write {
+            Write::Append(bytes, new) => {
+                let Some(before) = written.messages.as_mut() else {
+                    return Ok(());
+                };
+                match history::append(&self.dir, before, &bytes) {
+                    Ok(len) => before.extend(new, len),
+                    Err(_) => {
+                        // The file is not as this session left it: write it whole.
+                        written.messages = None;
+                        return self.save_messages(written, name, interpreter);
+                    }
+                }
+            }
+            Write::Whole(json, messages) => {
+                written.messages = None;
+                history::save_json(&self.dir, name, &json)?;
+                written.messages = Some(Saved::new(name, messages, json.len() as u64));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the files of session `id` (the session was deleted; its `forgotten` flag is
+    /// already set, so no save of it writes them again).
+    pub fn remove(&self, id: &str) {
+        if !valid_id(id) {
+            return;
+        }
+        let lock = self.written_of(id);
         {
-            let _writing = lock.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(e) = self.remove_locked(&name) {
+            let mut written = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            *written = Written::default();
+            if let Err(e) = self.remove_files(id) {
                 eprintln!("oi-server: {e}");
             }
         }
-        let mut locks = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-        if locks.get(id).is_some_and(|held| Arc::ptr_eq(held, &lock)) {
-            locks.remove(id);
+        let mut all = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        if all.get(id).is_some_and(|held| Arc::ptr_eq(held, &lock)) {
+            all.remove(id);
         }
     }
 
-    fn remove_locked(&self, name: &str) -> Result<(), SessionFileError> {
-        let path = self.dir.join(name);
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(oi_core::history::HistoryError::Io {
-                    action: "remove",
-                    path,
-                    source: e,
+    fn remove_files(&self, id: &str) -> Result<(), SessionFileError> {
+        let Some(names) = Self::names(id) else {
+            return Ok(());
+        };
+        // The record first: a messages file without its record is never read back.
+        for name in [names.0, names.1] {
+            let path = self.dir.join(name);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(HistoryError::Io {
+                        action: "remove",
+                        path,
+                        source: e,
+                    }
+                    .into());
                 }
-                .into())
+                _ => {}
             }
-            _ => Ok(()),
         }
+        Ok(())
     }
 
-    /// The ids of the sessions kept here, `first` (when it has a file) then the others newest
-    /// first, at most `limit` of them; nothing when the folder cannot be trusted (said on
-    /// stderr). Files that are not named `<session id>.json` are not listed.
+    /// The ids of the sessions kept here, `first` (when it has a file) then the others by
+    /// their last save, newest first, at most `limit` of them; nothing when the folder cannot
+    /// be trusted (said on stderr). Files that are not named `<session id>.json` (or a
+    /// session's `<id>.messages.json`) are named on stderr and left.
     pub fn newest(&self, first: &str, limit: usize) -> Vec<String> {
         if !self.dir.exists() {
             return Vec::new();
@@ -205,7 +290,7 @@ impl SessionFiles {
             .filter_map(|entry| {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 // Temporary files of a write cut short start with a dot.
-                if name.starts_with('.') {
+                if name.starts_with('.') || name.ends_with(MESSAGES_SUFFIX) {
                     return None;
                 }
                 let Some(id) = name.strip_suffix(".json").filter(|id| valid_id(id)) else {
@@ -215,7 +300,10 @@ impl SessionFiles {
                     );
                     return None;
                 };
-                let modified = entry.metadata().and_then(|m| m.modified()).ok()?;
+                let saved = |path: PathBuf| std::fs::symlink_metadata(path)?.modified();
+                let modified = saved(self.dir.join(format!("{id}{MESSAGES_SUFFIX}")))
+                    .or_else(|_| saved(entry.path()))
+                    .ok()?;
                 Some((id.to_owned(), modified))
             })
             .collect();
@@ -224,16 +312,36 @@ impl SessionFiles {
         found.into_iter().map(|(id, _)| id).collect()
     }
 
-    /// Reads session `id`'s file; a file that is not its record is named on stderr and left
-    /// in place (None).
+    /// Reads session `id`'s files; ones that are not its record and conversation are named on
+    /// stderr and left in place (None).
     pub fn load(&self, id: &str) -> Option<SavedSession> {
-        let name = Self::file_name(id)?;
-        let path = self.dir.join(&name);
-        match read(&path, id) {
+        let (record_name, messages_name) = Self::names(id)?;
+        let record = self.dir.join(record_name);
+        let read = || -> Result<SavedSession, (PathBuf, String)> {
+            let stored: Stored = serde_json::from_slice(&read_capped(&record)?)
+                .map_err(|e| (record.clone(), e.to_string()))?;
+            if stored.id != id {
+                return Err((record.clone(), "its \"id\" is not its name".to_owned()));
+            }
+            let settings = match stored.settings {
+                None | Some(Value::Null) => None,
+                Some(value) => Some(
+                    settings_from(value).map_err(|e| (record.clone(), format!("settings: {e}")))?,
+                ),
+            };
+            let path = self.dir.join(&messages_name);
+            let messages = messages_from(read_capped(&path)?).map_err(|e| (path, e))?;
+            Ok(SavedSession {
+                id: stored.id,
+                messages,
+                settings,
+            })
+        };
+        match read() {
             Ok(saved) => Some(saved),
-            Err(reason) => {
+            Err((path, reason)) => {
                 eprintln!(
-                    "oi-server: skipping {}: {reason} (the file is left as it is)",
+                    "oi-server: skipping session {id}: {}: {reason} (the files are left as they are)",
                     path.display()
                 );
                 None
@@ -242,78 +350,28 @@ impl SessionFiles {
     }
 }
 
-/// Whether `dir` is a folder this server may read sessions from and write them to: a real
-/// folder (not a link), owned by this user, that no other user may write to. A folder of
-/// ours that others may read is made `0700`.
-fn trusted_folder(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| format!("cannot read the sessions folder {}: {e}", dir.display()))?;
-    if !meta.is_dir() {
-        return Err(format!(
-            "the sessions folder {} is not a folder (a link or a file): give --sessions_dir a folder of your own",
-            dir.display()
-        ));
-    }
-    let me = rustix::process::geteuid().as_raw();
-    if meta.uid() != me {
-        return Err(format!(
-            "the sessions folder {} belongs to user {}, not to this user ({me}): give --sessions_dir a folder of your own",
-            dir.display(),
-            meta.uid()
-        ));
-    }
-    let mode = meta.mode() & 0o777;
-    if mode & 0o022 != 0 {
-        return Err(format!(
-            "other users may write to the sessions folder {} (mode {mode:o}): run `chmod 700 {}`",
-            dir.display(),
-            dir.display()
-        ));
-    }
-    if mode & 0o077 != 0 {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
-    Ok(())
-}
-
-/// Reads the session file of `id` at `path`.
-fn read(path: &Path, id: &str) -> Result<SavedSession, String> {
-    let file = open_regular(path).map_err(|e| e.to_string())?;
+/// The bytes of the regular file at `path`, at most [`MAX_FILE_BYTES`].
+fn read_capped(path: &Path) -> Result<Vec<u8>, (PathBuf, String)> {
+    let fail = |e: String| (path.to_owned(), e);
+    let file = open_regular(path).map_err(|e| fail(e.to_string()))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| fail(e.to_string()))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+        return Err(fail(format!("larger than {MAX_FILE_BYTES} bytes")));
     }
-    let stored: Stored = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-    drop(bytes);
-    if stored.id != id {
-        return Err("its \"id\" is not its name".to_owned());
-    }
-    let settings = match stored.settings {
-        None | Some(Value::Null) => None,
-        Some(value) => Some(settings_from(value).map_err(|e| format!("settings: {e}"))?),
-    };
-    Ok(SavedSession {
-        id: stored.id,
-        messages: stored.messages,
-        settings,
-    })
+    Ok(bytes)
 }
 
-/// Opens `path` for reading if it is a regular file: opened without following a link and
-/// without waiting on a pipe, then checked on the open file itself (no window between a
-/// check of the name and the open).
-fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let file = std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?);
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+/// The messages of a messages file: the whole list, or the whole messages before a tear (a
+/// crash in the middle of an append).
+fn messages_from(bytes: Vec<u8>) -> Result<Vec<Message>, String> {
+    if let Ok(messages) = serde_json::from_slice::<Vec<Message>>(&bytes) {
+        return Ok(messages);
     }
-    Ok(file)
+    let text = String::from_utf8_lossy(&bytes);
+    history::whole_prefix(&text).ok_or_else(|| "not a list of messages".to_owned())
 }
 
 /// The settings of a record, without the runtime state written among them (the reopened
@@ -331,41 +389,56 @@ mod tests {
 
     use super::*;
 
+    /// Writes session `id`'s two files by hand, as a save would.
+    fn plant(dir: &Path, id: &str, settings: Option<Value>) {
+        let record = match settings {
+            Some(settings) => serde_json::json!({"id": id, "settings": settings}),
+            None => serde_json::json!({"id": id}),
+        };
+        std::fs::write(dir.join(format!("{id}.json")), record.to_string()).unwrap();
+        let messages = serde_json::json!([{"role": "user", "type": "message", "content": id}]);
+        std::fs::write(
+            dir.join(format!("{id}{MESSAGES_SUFFIX}")),
+            messages.to_string(),
+        )
+        .unwrap();
+    }
+
     #[test]
     fn bad_files_are_skipped_and_left_in_place() {
         let dir = tempfile::tempdir().unwrap();
         let files = SessionFiles::new(dir.path().to_owned());
-        let good = serde_json::json!({
-            "id": "a",
-            "settings": serde_json::to_value(Settings::default()).unwrap(),
-            "messages": [{"role": "user", "type": "message", "content": "hi"}],
-        });
-        std::fs::write(dir.path().join("a.json"), good.to_string()).unwrap();
+        plant(
+            dir.path(),
+            "a",
+            Some(serde_json::to_value(Settings::default()).unwrap()),
+        );
         std::fs::write(dir.path().join("b.json"), b"\x00\xffgarbage").unwrap();
-        std::fs::write(dir.path().join("bad id!.json"), good.to_string()).unwrap();
-        std::fs::write(dir.path().join("c.json"), good.to_string()).unwrap();
+        std::fs::write(dir.path().join("bad id!.json"), b"{}").unwrap();
+        plant(dir.path(), "c", None);
+        std::fs::write(dir.path().join("c.json"), br#"{"id": "a"}"#).unwrap();
+        plant(dir.path(), "d", None);
+        std::fs::write(dir.path().join("d.messages.json"), b"{}").unwrap();
         let ids = files.newest("default", 10);
-        assert_eq!(ids.len(), 3, "{ids:?}");
+        assert_eq!(ids.len(), 4, "{ids:?}");
         let loaded: Vec<_> = ids.iter().filter_map(|id| files.load(id)).collect();
         assert_eq!(
             loaded,
             vec![SavedSession {
                 id: "a".into(),
-                messages: vec![Message::user("hi")],
+                messages: vec![Message::user("a")],
                 settings: Some(Settings::default()),
             }]
         );
-        for name in ["b.json", "bad id!.json", "c.json"] {
+        for name in [
+            "b.json",
+            "bad id!.json",
+            "c.json",
+            "d.json",
+            "d.messages.json",
+        ] {
             assert!(dir.path().join(name).exists(), "{name}");
         }
-    }
-
-    fn record(id: &str) -> String {
-        serde_json::json!({
-            "id": id,
-            "messages": [{"role": "user", "type": "message", "content": id}],
-        })
-        .to_string()
     }
 
     #[test]
@@ -373,8 +446,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let files = SessionFiles::new(dir.path().to_owned());
         for (id, age) in [("old", 300), ("default", 200), ("mid", 100), ("new", 0)] {
-            let path = dir.path().join(format!("{id}.json"));
-            std::fs::write(&path, record(id)).unwrap();
+            plant(dir.path(), id, None);
+            let path = dir.path().join(format!("{id}{MESSAGES_SUFFIX}"));
             let when = SystemTime::now() - std::time::Duration::from_secs(age);
             std::fs::File::options()
                 .write(true)
@@ -390,7 +463,7 @@ mod tests {
     fn a_folder_others_may_write_to_is_neither_read_nor_written() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.json"), record("a")).unwrap();
+        plant(dir.path(), "a", None);
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
         let files = SessionFiles::new(dir.path().to_owned());
         assert_eq!(files.newest("default", 10), Vec::<String>::new());
@@ -406,14 +479,17 @@ mod tests {
     #[test]
     fn a_link_or_a_pipe_at_a_sessions_name_is_not_read() {
         let dir = tempfile::tempdir().unwrap();
-        let outside = dir.path().join("outside.txt");
-        std::fs::write(&outside, record("l")).unwrap();
+        plant(dir.path(), "l", None);
+        plant(dir.path(), "p", None);
         let folder = dir.path().join("sessions");
         std::fs::create_dir(&folder).unwrap();
-        std::os::unix::fs::symlink(&outside, folder.join("l.json")).unwrap();
+        for name in ["l.json", "l.messages.json"] {
+            std::os::unix::fs::symlink(dir.path().join(name), folder.join(name)).unwrap();
+        }
+        std::fs::rename(dir.path().join("p.json"), folder.join("p.json")).unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            folder.join("p.json"),
+            folder.join("p.messages.json"),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o600),
             0,
@@ -440,6 +516,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_turn_appends_what_it_added_and_a_torn_end_is_read_to_its_last_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = SessionFiles::new(dir.path().to_owned());
+        let interpreter = interpreter_saying("one");
+        let kept = AtomicBool::new(false);
+        files.save("s", &interpreter, &kept).unwrap();
+        let record = dir.path().join("s.json");
+        let messages = dir.path().join("s.messages.json");
+        let record_written = std::fs::metadata(&record).unwrap().modified().unwrap();
+        let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        let first = inode(&messages);
+        interpreter
+            .interpreter()
+            .append_messages([Message::assistant("two")]);
+        files.save("s", &interpreter, &kept).unwrap();
+        // Appended in place (same file), the record left as it was (same settings).
+        assert_eq!(inode(&messages), first);
+        assert_eq!(
+            std::fs::metadata(&record).unwrap().modified().unwrap(),
+            record_written
+        );
+        let expected = vec![Message::user("one"), Message::assistant("two")];
+        assert_eq!(files.load("s").unwrap().messages, expected);
+        // A crash in the middle of the next append.
+        let mut torn = std::fs::read(&messages).unwrap();
+        torn.pop();
+        torn.extend_from_slice(br#",{"role":"user","type":"mess"#);
+        std::fs::write(&messages, torn).unwrap();
+        assert_eq!(files.load("s").unwrap().messages, expected);
+    }
+
+    #[tokio::test]
     async fn a_deleted_session_is_never_written_back() {
         let dir = tempfile::tempdir().unwrap();
         let files = SessionFiles::new(dir.path().join("sessions"));
@@ -447,10 +555,14 @@ mod tests {
         let forgotten = AtomicBool::new(false);
         files.save("s", &interpreter, &forgotten).unwrap();
         assert!(files.load("s").is_some());
-        // The delete: the mark first, then the file; a save that comes after writes nothing.
+        // The delete: the mark first, then the files; a save that comes after writes nothing.
         forgotten.store(true, Ordering::SeqCst);
         files.remove("s");
         files.save("s", &interpreter, &forgotten).unwrap();
-        assert!(!dir.path().join("sessions/s.json").exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("sessions"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, Vec::<std::ffi::OsString>::new());
     }
 }
