@@ -22,10 +22,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::frames::{ClientFrame, UserChunk, parse_client_frame};
-use crate::sessions::wire::{Body, auth_text};
 use crate::input::{Input, InputBuilder, InputError, Step};
 use crate::outgoing::{InputRef, Outgoing};
 use crate::sessions::outbox::{Asks, Extras, Frame};
+use crate::sessions::wire::{Body, auth_text};
 use crate::sessions::{AttachGuard, Attachment, CloseReason, Session};
 use crate::state::AppState;
 
@@ -86,20 +86,40 @@ const GATHER: Duration = Duration::from_millis(8);
 /// When `batch` ends in a piece of streaming text, takes what follows within [`GATHER`]
 /// too, then joins the pieces of each run (sessions/coalesce.rs says why: a burst of tokens
 /// must not become hundreds of frames that fill a client's receive queue).
-async fn gather(interpreter: &crate::AsyncInterpreter, mut batch: Vec<Outgoing>) -> Vec<Outgoing> {
+async fn gather(interpreter: &crate::AsyncInterpreter, batch: Vec<Outgoing>) -> Vec<Outgoing> {
+    use crate::sessions::coalesce::{coalesce, is_text_piece};
     let deadline = Instant::now() + GATHER;
+    // Joined first: a backlog (a turn that ran while no one was connected) fills the first
+    // batch, and must still go out as few frames.
+    let mut batch = coalesce(batch);
     while batch.len() < BATCH
-        && batch
-            .last()
-            .is_some_and(crate::sessions::coalesce::is_text_piece)
+        && batch.last().is_some_and(is_text_piece)
+        && text_bytes(&batch) < BATCH_TEXT_BYTES
     {
         match tokio::time::timeout_at(deadline, interpreter.next_batch(BATCH - batch.len())).await {
-            Ok(more) if !more.is_empty() => batch.extend(more),
+            Ok(more) if !more.is_empty() => {
+                batch.extend(more);
+                batch = coalesce(batch);
+            }
             _ => break,
         }
-        batch = crate::sessions::coalesce::coalesce(batch);
     }
-    crate::sessions::coalesce::coalesce(batch)
+    batch
+}
+
+/// How much text one gathered batch takes at most before it goes out: between batches the
+/// writer answers a close first, so a backlog goes out in steps a close can come between.
+const BATCH_TEXT_BYTES: usize = 256 * 1024;
+
+/// The text a batch carries.
+fn text_bytes(batch: &[Outgoing]) -> usize {
+    batch
+        .iter()
+        .map(|out| match &out.chunk.content {
+            Some(oi_core::Content::Text(text)) => text.len(),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Sends `frames` with one flush at the end; false as [`send`].
@@ -320,7 +340,7 @@ fn log_input(session: &Session, input: &Input) {
     match input {
         Input::Messages(messages) => {
             for message in messages {
-                outbox.log_input(Body::Message(message.clone()));
+                outbox.log_input(Body::Message(for_the_log(message)));
             }
         }
         Input::Go | Input::Stop => {
@@ -329,6 +349,30 @@ fn log_input(session: &Session, input: &Input) {
             outbox.log_input(Body::Chunk(command));
         }
     }
+}
+
+/// A user message as the log keeps it: whole when it fits in one frame a client accepts
+/// (sessions/coalesce.rs), else its start and a note of how much more the conversation holds
+/// (`GET /sessions/{id}/messages` has it whole).
+fn for_the_log(message: &oi_core::Message) -> oi_core::Message {
+    use crate::sessions::coalesce::{MAX_PIECE_BYTES, json_len};
+    let oi_core::Content::Text(text) = &message.content else {
+        return message.clone();
+    };
+    if json_len(text) <= MAX_PIECE_BYTES {
+        return message.clone();
+    }
+    let mut end = MAX_PIECE_BYTES / 6;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut kept = message.clone();
+    kept.content = oi_core::Content::Text(format!(
+        "{}\n[oi: {} more bytes of this message are in the conversation (/messages)]",
+        &text[..end],
+        text.len() - end
+    ));
+    kept
 }
 
 /// After a takeover: reads what the client already sent, for a short while, taking its acks

@@ -143,6 +143,52 @@ impl Frame {
     }
 }
 
+/// A replay's frames with the log's text pieces joined and replaced running lines left out
+/// (sessions/coalesce.rs: a long log replayed one frame per logged piece would fill a
+/// client's receive queue before it reads them). A joined frame carries the number of the
+/// last piece it holds, so a client that resumes after it has every piece it holds.
+fn joined_for_replay(frames: Vec<Frame>) -> Vec<Frame> {
+    let mut out = Vec::with_capacity(frames.len());
+    let mut run: Vec<(Outgoing, u64)> = Vec::new();
+    let flush = |run: &mut Vec<(Outgoing, u64)>, out: &mut Vec<Frame>| {
+        let joined = crate::sessions::coalesce::coalesce_tagged(std::mem::take(run));
+        out.extend(joined.into_iter().map(|(piece, logged)| {
+            let written = Written {
+                body: Body::Chunk(piece.chunk),
+                id: None,
+                failure: None,
+            };
+            Frame::written(written, None, None, None, Some(logged))
+        }));
+    };
+    for frame in frames {
+        match plain_logged_chunk(&frame) {
+            Some((chunk, logged)) => run.push((Outgoing::plain(chunk.clone()), logged)),
+            None => {
+                flush(&mut run, &mut out);
+                out.push(frame);
+            }
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// A logged frame's chunk and number when the frame is nothing more (no id, failure, input
+/// it answers, or usage): what a replay may join.
+fn plain_logged_chunk(frame: &Frame) -> Option<(&Chunk, u64)> {
+    let written = frame.body.as_ref()?;
+    let Body::Chunk(chunk) = &written.body else {
+        return None;
+    };
+    let plain = frame.seq.is_none()
+        && frame.answers.is_none()
+        && frame.usage.is_none()
+        && written.id.is_none()
+        && written.failure.is_none();
+    Some((chunk, frame.logged?)).filter(|_| plain)
+}
+
 #[derive(Debug)]
 struct Pending {
     seq: u64,
@@ -337,7 +383,8 @@ impl Outbox {
         } else {
             state.unsent.clear();
         }
-        frames.extend(state.log.after(since).into_iter().map(|(_, frame)| frame));
+        let logged = state.log.after(since).into_iter().map(|(_, frame)| frame);
+        frames.extend(joined_for_replay(logged.collect()));
         (span, frames)
     }
 
