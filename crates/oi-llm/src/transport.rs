@@ -203,7 +203,7 @@ impl Transport {
                 .unwrap_or_default(),
             None => read_capped(response, STATUS_BODY_BYTES).await,
         };
-        let error = status_error(status.as_u16(), &text);
+        let error = status_error(status.as_u16(), &redacted(text, call));
         if retryable_status(status.as_u16()) {
             Err(Failure::retry(error, retry_after))
         } else {
@@ -224,6 +224,28 @@ pub(crate) async fn read_capped(mut response: reqwest::Response, max: usize) -> 
         }
     }
     String::from_utf8_lossy(&body).into_owned()
+}
+
+/// `text` (a model server's error body) without the credentials `call` sent: a server that
+/// echoes the key it was given must not make oi pass it on to whoever sees the error (a
+/// network client of oi-server, an OpenAI client of its endpoint, a log).
+fn redacted(mut text: String, call: &HttpCall) -> String {
+    let credential = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        name.contains("key") || name.contains("auth") || name.contains("token")
+    };
+    let secrets = call.bearer.iter().map(String::as_str).chain(
+        call.headers
+            .iter()
+            .filter(|(name, _)| credential(name))
+            .map(|(_, value)| value.as_str()),
+    );
+    for secret in secrets {
+        if secret.len() >= 4 {
+            text = text.replace(secret, "[the API key]");
+        }
+    }
+    text
 }
 
 /// The error for an HTTP `status` answered with `text`: what it means when the status or the
@@ -307,5 +329,31 @@ impl From<ReadError> for Failure {
             retry_after: None,
             refused: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_model_server_echoing_the_key_does_not_pass_it_on() {
+        let call = HttpCall {
+            url: "http://model/v1/chat/completions".into(),
+            headers: vec![
+                ("x-api-key", "sk-ant-SECRET".into()),
+                ("anthropic-version", "2023-06-01".into()),
+            ],
+            bearer: Some("sk-SECRETKEY123".into()),
+            body: bytes::Bytes::new(),
+        };
+        let text =
+            r#"{"error": {"message": "bad key=sk-SECRETKEY123 or sk-ant-SECRET (2023-06-01)"}}"#;
+        assert_eq!(
+            redacted(text.to_owned(), &call),
+            r#"{"error": {"message": "bad key=[the API key] or [the API key] (2023-06-01)"}}"#
+        );
     }
 }
