@@ -196,12 +196,40 @@ pub async fn until_complete(ws: &mut Ws, ack: bool) -> Vec<Value> {
     }
 }
 
-/// The frames as JSON lines, `id`s redacted and consecutive text pieces of one run joined:
-/// how a program's output is cut into reads depends on timing, and so does how many of the
-/// model's pieces the server joins into one frame (sessions/coalesce.rs).
+/// The frames as JSON lines, `id`s redacted, consecutive text pieces of one run joined and
+/// running lines that a later one replaces (with only output between) left out: how a
+/// program's output is cut into reads depends on timing, and so does how many of the model's
+/// pieces the server joins into one frame and which running lines it leaves out
+/// (sessions/coalesce.rs).
 pub fn wire(frames: &[Value]) -> String {
+    let is_line = |v: &Value| {
+        v.get("type") == Some(&json!("console"))
+            && v.get("format") == Some(&json!("active_line"))
+            && v.get("start").is_none()
+            && v.get("end").is_none()
+    };
+    let is_output = |v: &Value| {
+        v.get("type") == Some(&json!("console"))
+            && v.get("format") == Some(&json!("output"))
+            && v.get("start").is_none()
+            && v.get("end").is_none()
+    };
+    let mut kept: Vec<&Value> = Vec::new();
+    let mut replaced_later = false;
+    for frame in frames.iter().rev() {
+        if is_line(frame) {
+            if replaced_later {
+                continue;
+            }
+            replaced_later = true;
+        } else if !is_output(frame) {
+            replaced_later = false;
+        }
+        kept.push(frame);
+    }
+    kept.reverse();
     let mut joined: Vec<Value> = Vec::new();
-    for frame in frames {
+    for frame in kept {
         let mut frame = frame.clone();
         if let Some(object) = frame.as_object_mut() {
             if object.contains_key("id") {
