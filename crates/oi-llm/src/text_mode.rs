@@ -9,8 +9,8 @@
 //! until the JSON value is complete. Every other reply streams as before. Held text longer
 //! than a few kilobytes is re-read on the schedule of [`Reparse`] (linear time, not quadratic).
 
-use oi_core::ModelDelta;
 use crate::fence::FenceParser;
+use oi_core::ModelDelta;
 use oi_core::tools::OfferedTool;
 use serde_json::Value;
 

@@ -66,5 +66,8 @@ async fn a_rate_limited_turns_error_chunk_says_rate_limit_and_429() {
             message: limited.to_string(),
         }
     );
-    assert_eq!(error.chunk, oi_core::Chunk::server_error(limited.to_string()));
+    assert_eq!(
+        error.chunk,
+        oi_core::Chunk::server_error(limited.to_string())
+    );
 }
