@@ -249,20 +249,27 @@ fn the_workspace_sandbox_blocks_writes_outside_the_working_directory() {
         Reply::text("Done."),
     ]));
     let base = server.base_url();
-    let out = s.piped(
-        &[
-            "--sandbox",
-            "workspace",
-            "-y",
-            "--plain",
-            "--api_base",
-            &base,
-            "--api_key",
-            "k",
-            "write files",
-        ],
-        "",
-    );
+    // `workspace` lets code write the temp directory too: oi's is a folder of its own here,
+    // so the target directory stays outside wherever the checkout is (under /tmp as well).
+    let own_tmp = s.home.path().join("tmp");
+    std::fs::create_dir_all(&own_tmp).unwrap();
+    let mut command = s.command(&[
+        "--sandbox",
+        "workspace",
+        "-y",
+        "--plain",
+        "--api_base",
+        &base,
+        "--api_key",
+        "k",
+        "write files",
+    ]);
+    command
+        .env("TMPDIR", &own_tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = oi_common::typed_in(&mut command, "");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("```output\ndenied outside\n```"),
