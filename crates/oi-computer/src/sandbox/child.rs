@@ -270,7 +270,10 @@ fn block_signals() {
 
 /// In the child, with every signal blocked: every signal oi handles goes back to its default
 /// action (as `posix_spawn` does; a handler of oi's must not run in the child), SIGPIPE too
-/// (oi ignores it; `yes | head` in the session needs it), then every signal is unblocked.
+/// (oi ignores it; `yes | head` in the session needs it), and SIGINT and SIGQUIT even where
+/// oi inherited them ignored (a script's background job, `nohup … &`, starts so): Stop
+/// interrupts the session with SIGINT, and bash cannot undo a signal ignored at its start.
+/// Then every signal is unblocked.
 fn reset_signals() {
     // SAFETY: all-zero sigaction and sigset_t values are valid storage for the kernel and
     // sigemptyset to fill; the calls only touch these locals and the calling thread's
@@ -286,7 +289,9 @@ fn reset_signals() {
             }
             let handled =
                 current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
-            if handled || signal == libc::SIGPIPE {
+            let must_reach_the_session =
+                signal == libc::SIGPIPE || signal == libc::SIGINT || signal == libc::SIGQUIT;
+            if handled || must_reach_the_session {
                 libc::signal(signal, libc::SIG_DFL);
             }
         }
