@@ -2,6 +2,7 @@
 and a way to run a script in a fresh Python process of this venv."""
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,12 @@ _HOME = scripted.isolate(
 )
 
 EXAMPLES = Path(__file__).parent / "examples"
+
+# The CTRL-C tests stand for a user at a terminal, where SIGINT is never ignored. Started as a
+# script's background job (`cargo xtask python-tests &`), this process inherited it ignored,
+# and an ignored signal stays ignored in every program it starts: handled here, it is back at
+# its default in each of them.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 @pytest.fixture(autouse=True)
 def time_limit():
