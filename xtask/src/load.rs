@@ -426,7 +426,14 @@ pub async fn cpu_per_turn(
     let _ = std::fs::remove_dir_all(&home);
     let profile = dir.join("no-history.yaml");
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(&profile, "conversation_history: false\n")?;
+    // The packaged default profile, plus no conversation file: a profile given with
+    // `--profile` replaces `default.yaml`, and that one's `import_computer_api` lengthens
+    // every request, so a profile of the one line alone measured a shorter request, not saving.
+    let no_history = format!(
+        "{}\nconversation_history: false\n",
+        include_str!("../../crates/oi-config/profiles/default.yaml")
+    );
+    std::fs::write(&profile, no_history)?;
     let profile_arg = profile.to_string_lossy().into_owned();
     let extra: Vec<&str> = if history {
         Vec::new()
